@@ -1,0 +1,40 @@
+# mooring.cluster developer entry points. `make help` lists them.
+SHELL := /bin/bash
+VENV := .venv
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
+.PHONY: help setup demo test test-fast test-unit lint sanity test-integration bench clean
+help:  ## list targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+setup:  ## create .venv with everything and make the collection importable
+	@scripts/setup.sh
+
+demo: setup  ## the main job (see README)
+	@scripts/demo.sh
+
+test: setup  ## everything CI runs: fast checks, unit, sanity, then integration scenarios
+	@scripts/test.sh all
+
+test-fast: setup  ## lint + unit tests only
+	@scripts/test.sh fast
+
+test-unit: setup  ## unit tests only
+	@scripts/test.sh unit
+
+lint: setup  ## ruff, yamllint, ansible-lint
+	@scripts/test.sh lint
+
+sanity: setup  ## ansible-test sanity on a copy at ansible_collections/mooring/cluster
+	@scripts/test.sh sanity
+
+test-integration: setup  ## one molecule scenario: make test-integration SCENARIO=name
+	@scripts/test.sh integration $(SCENARIO)
+
+bench: setup  ## run the benchmarks (figures, not pass/fail)
+	@for b in benchmarks/*.py; do echo "== $$b"; $(VENV)/bin/python $$b || exit 1; done
+
+clean:  ## remove build and test output (keeps .venv and cached images)
+	rm -rf tests/output .pytest_cache .ruff_cache
+
+-include mk/*.mk

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Set up a development/CI environment for mooring.cluster from a fresh machine:
+#   - .venv/ with every Python requirement (requirements.txt, ranges in one place)
+#   - the collection importable as ansible_collections.mooring.cluster from .venv
+#     (a symlink under .work/collections plus a .pth file), so that
+#     `.venv/bin/ansible-playbook mooring.cluster.<playbook>` and `.venv/bin/mooring` work.
+# Idempotent: a re-run only installs what changed in requirements.txt.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+PYTHON=${PYTHON:-python3}
+VENV="$ROOT/.venv"
+WORK="$ROOT/.work"
+mkdir -p "$WORK"
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "setup: creating $VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+
+stamp="$VENV/.requirements.sha256"
+want=$(sha256sum requirements.txt | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing Python requirements (requirements.txt)"
+  "$VENV/bin/pip" install --disable-pip-version-check -q -r requirements.txt
+  echo "$want" > "$stamp"
+fi
+
+# The collection, importable from the venv and found by ansible without configuration.
+mkdir -p "$WORK/collections/ansible_collections/mooring"
+ln -sfn "$ROOT" "$WORK/collections/ansible_collections/mooring/cluster"
+site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo "$WORK/collections" > "$site/mooring_cluster_dev.pth"
+
+# The `mooring` CLI.
+cat > "$VENV/bin/mooring" <<PY
+#!$VENV/bin/python
+import sys
+from ansible_collections.mooring.cluster.plugins.module_utils.cli import main
+sys.exit(main())
+PY
+chmod 0755 "$VENV/bin/mooring"
+echo "setup: ready (.venv/bin/mooring, .venv/bin/ansible-playbook mooring.cluster.<playbook>)"
