@@ -1,0 +1,49 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: the ``mooring`` command line.
+
+Each command group lives in ``cli_<group>.py`` next to this file and exposes
+``register(subparsers)``; every leaf parser sets ``func(args) -> int``. Domain errors
+(:class:`MooringError`) become one line per problem on stderr and exit code 1; usage
+errors exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+
+GROUPS = ("spec", "catalog")
+_PACKAGE = "ansible_collections.mooring.cluster.plugins.module_utils"
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="mooring",
+        description="mooring.cluster: installer specs, catalog, bundles, PKI and more.",
+    )
+    sub = parser.add_subparsers(dest="group", metavar="GROUP")
+    sub.required = True
+    for group in GROUPS:
+        importlib.import_module("%s.cli_%s" % (_PACKAGE, group)).register(sub)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except MooringError as exc:
+        for problem in exc.problems:
+            sys.stderr.write("error: %s\n" % problem)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

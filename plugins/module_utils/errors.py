@@ -1,0 +1,37 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: domain errors shared by every backend.
+
+Backends raise these; front ends (modules, action plugins, filters, the CLI) turn them into
+``fail_json(msg=...)``, ``AnsibleFilterError`` or a one-line-per-problem message and a
+non-zero exit code.
+"""
+
+from __future__ import annotations
+
+
+class MooringError(Exception):
+    """Base class. ``problems`` holds one human-readable line per problem."""
+
+    def __init__(self, message, problems=None):
+        self.problems = list(problems or [])
+        if not self.problems:
+            self.problems = [str(message)]
+        super().__init__(message)
+
+    def __str__(self):
+        if len(self.problems) == 1:
+            return self.problems[0]
+        return "%s:\n%s" % (self.args[0], "\n".join("  - %s" % p for p in self.problems))
+
+
+class SpecError(MooringError):
+    """The installer spec is invalid (every problem listed, each with its path)."""
+
+
+class CatalogError(MooringError):
+    """The catalog (or an overlay) is malformed or lacks what was asked for."""
+
+
+class ResolveError(MooringError):
+    """Versions could not be resolved or are not compatible with each other."""
