@@ -3,7 +3,8 @@
 """PRIVATE to mooring.cluster: the ``mooring`` command line.
 
 Each command group lives in ``cli_<group>.py`` next to this file and exposes
-``register(subparsers)``; every leaf parser sets ``func(args) -> int``. Domain errors
+``register(subparsers)``; every leaf parser sets ``func(args) -> int``. Groups are found
+by that file name, so adding one touches no shared file. Domain errors
 (:class:`MooringError`) become one line per problem on stderr and exit code 1; usage
 errors exit 2.
 """
@@ -12,12 +13,19 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 
-GROUPS = ("spec", "catalog")
 _PACKAGE = "ansible_collections.mooring.cluster.plugins.module_utils"
+
+
+def groups():
+    """The command groups: every ``cli_<group>.py`` beside this file, sorted."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    names = (f[len("cli_"):-len(".py")] for f in os.listdir(here) if f.startswith("cli_") and f.endswith(".py"))
+    return sorted(names)
 
 
 def build_parser():
@@ -27,7 +35,7 @@ def build_parser():
     )
     sub = parser.add_subparsers(dest="group", metavar="GROUP")
     sub.required = True
-    for group in GROUPS:
+    for group in groups():
         importlib.import_module("%s.cli_%s" % (_PACKAGE, group)).register(sub)
     return parser
 
