@@ -1,0 +1,47 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters over the installer spec: installer_hash and resolve_versions."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+from ansible.module_utils.common.text.converters import to_native
+
+from ansible_collections.mooring.cluster.plugins.module_utils.catalog import load_catalog, resolve_versions
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.kurl_hash import kurl_hash
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import parse_installer
+
+
+def _document(value):
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and "apiVersion" in value:
+        return value
+    raise AnsibleFilterError("expected an installer document (YAML text or a mapping with apiVersion, kind, spec)")
+
+
+def installer_hash(value):
+    """kURL-compatible 7-character hash of an installer document, or of a bare spec mapping."""
+    try:
+        if isinstance(value, dict) and "apiVersion" not in value:
+            return kurl_hash(value)
+        return parse_installer(_document(value)).hash
+    except MooringError as exc:
+        raise AnsibleFilterError(to_native(exc)) from exc
+
+
+def resolve_versions_filter(value, catalog_overlay=None):
+    """Resolved version per add-on for an installer document."""
+    try:
+        installer = parse_installer(_document(value))
+        installer.require_supported()
+        catalog = load_catalog(None, catalog_overlay or [])
+        return resolve_versions(catalog, installer.requested_versions())
+    except MooringError as exc:
+        raise AnsibleFilterError(to_native(exc)) from exc
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"installer_hash": installer_hash, "resolve_versions": resolve_versions_filter}

@@ -1,0 +1,102 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: ``mooring spec validate|hash|resolve``."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+
+from ansible_collections.mooring.cluster.plugins.module_utils.catalog import load_catalog
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import SpecError
+from ansible_collections.mooring.cluster.plugins.module_utils.lock import build_lock, dump_lock
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import parse_installer
+
+
+def read_installer(path):
+    """Parse an installer file ('-' for stdin)."""
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, "r", encoding="utf-8") as handle:
+                text = handle.read()
+    except OSError as exc:
+        raise SpecError("cannot read %s: %s" % (path, exc.strerror)) from exc
+    return parse_installer(text)
+
+
+def write_atomic(path, text):
+    """Write ``text`` to ``path`` through a temporary file; True when the content changed."""
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            if handle.read() == text:
+                return False
+    except OSError:
+        pass
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".lock-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return True
+
+
+def _validate(args):
+    installer = read_installer(args.file)
+    for item in installer.unsupported:
+        sys.stderr.write("warning: %s: kURL add-on or field not supported by mooring.cluster\n" % item)
+    print("%s: valid (%s installer, hash %s)" % (args.file, installer.source, installer.hash))
+    return 0
+
+
+def _hash(args):
+    print(read_installer(args.file).hash)
+    return 0
+
+
+def _resolve(args):
+    installer = read_installer(args.file)
+    catalog = load_catalog(args.catalog, args.catalog_overlay)
+    text = dump_lock(build_lock(installer, catalog, args.arch or ("amd64",)))
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+        return 0
+    changed = write_atomic(args.output, text)
+    print("%s: %s (hash %s)" % (args.output, "written" if changed else "unchanged", installer.hash))
+    return 0
+
+
+def add_catalog_options(parser):
+    parser.add_argument("--catalog", metavar="DIR", help="catalog directory (default: the collection's catalog/)")
+    parser.add_argument("--catalog-overlay", metavar="PATH", action="append", default=[],
+                        help="catalog overlay file or directory; repeatable, applied in order")
+
+
+def register(subparsers):
+    group = subparsers.add_parser("spec", help="validate, hash and resolve installer specs")
+    sub = group.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("validate", help="check an installer spec; one line per problem")
+    p.add_argument("file", help="installer YAML ('-' for stdin)")
+    p.set_defaults(func=_validate)
+
+    p = sub.add_parser("hash", help="print the kURL-compatible 7-character hash")
+    p.add_argument("file", help="installer YAML ('-' for stdin)")
+    p.set_defaults(func=_hash)
+
+    p = sub.add_parser("resolve", help="resolve versions against the catalog and write the lock file")
+    p.add_argument("file", help="installer YAML ('-' for stdin)")
+    p.add_argument("-o", "--output", metavar="LOCK", help="lock file to write (default: stdout)")
+    p.add_argument("--arch", action="append", choices=("amd64", "arm64", "ppc64le"),
+                   help="architectures to lock (repeatable; default amd64)")
+    add_catalog_options(p)
+    p.set_defaults(func=_resolve)
