@@ -1,0 +1,51 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for mooring.cluster.pki: the cluster PKI, made on the controller."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.pki import ensure_pki
+
+_MEMBER = {
+    "name": {"type": "str", "required": True},
+    "addresses": {"type": "list", "elements": "str", "default": []},
+    "names": {"type": "list", "elements": "str", "default": []},
+}
+ARGUMENT_SPEC = {
+    "path": {"type": "path", "required": True},
+    "control_plane_endpoint": {"type": "str", "default": ""},
+    "cluster_domain": {"type": "str", "default": "cluster.local"},
+    "service_cidr": {"type": "str", "default": "10.96.0.0/12"},
+    "control_plane": {"type": "list", "elements": "dict", "default": [], "options": _MEMBER},
+    "etcd": {"type": "list", "elements": "dict", "default": [], "options": _MEMBER},
+    "kubelets": {"type": "list", "elements": "str", "default": []},
+    "key_type": {"type": "str", "default": "ecdsa", "choices": ["ecdsa", "rsa"]},
+    "ca_validity_days": {"type": "int", "default": 3650},
+    "validity_days": {"type": "int", "default": 365},
+    "renew_before_days": {"type": "int", "default": 30},
+    "force": {"type": "list", "elements": "str", "default": []},
+}
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        _spec, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        request = {k: args[k] for k in ARGUMENT_SPEC if k not in ("path", "force")}
+        try:
+            out = ensure_pki(args["path"], request, check_mode=bool(self._task.check_mode), force=args["force"])
+        except MooringError as exc:
+            raise AnsibleActionFail(str(exc)) from None
+        diff = out.pop("diff")
+        if self._task.diff and out["changed"]:
+            result["diff"] = diff
+        result.update(out)
+        return result

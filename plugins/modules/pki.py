@@ -1,0 +1,196 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Documentation only: the work is done on the controller by the action plugin of the same name.
+
+DOCUMENTATION = r"""
+---
+module: pki
+short_description: Make the whole cluster PKI on the controller, idempotently
+version_added: 0.1.0
+description:
+  - Generates, in one call on the Ansible controller, every key and certificate a kubeadm cluster
+    with an external etcd needs, in kubeadm's file layout under O(path) - C(ca), C(etcd/ca),
+    C(front-proxy-ca), C(sa.key)/C(sa.pub), C(apiserver), C(apiserver-kubelet-client),
+    C(apiserver-etcd-client), C(front-proxy-client), C(etcd/healthcheck-client), per etcd member
+    C(etcd/members/<name>/server) and C(etcd/members/<name>/peer), and the client certificates behind
+    the kubeconfig files C(kubeconfig/admin), C(kubeconfig/super-admin), C(kubeconfig/controller-manager),
+    C(kubeconfig/scheduler) and C(kubeconfig/kubelet-<node>).
+  - A certificate is kept unless it is missing, expires within O(renew_before_days), its subject, SANs,
+    key usages or key type no longer match the request, its key does not match, or it was not issued by
+    the current CA. The result says what was created or renewed and why.
+  - Directories are created 0700, private keys 0600, certificates 0644; wrong modes are fixed and reported.
+  - Only the Python C(cryptography) library is used, no C(openssl) commands. Nothing secret is returned;
+    push the files to hosts with M(ansible.builtin.copy) and C(no_log=true), never through cloud user_data.
+  - Subjects follow kubeadm 1.29 and later (C(admin) in O=kubeadm:cluster-admins, C(super-admin) in
+    O=system:masters, kubelets CN=system:node:<name> O=system:nodes).
+author:
+  - mooring.cluster developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+    details: the diff lists, per created or renewed certificate, its subject and SANs before and after.
+  action:
+    support: full
+  async:
+    support: none
+  platform:
+    platforms: all
+    support: full
+    details: runs on the controller only.
+requirements:
+  - cryptography >= 41 (on the controller)
+options:
+  path:
+    description: PKI directory on the controller; created 0700 when missing.
+    type: path
+    required: true
+  control_plane_endpoint:
+    description: The API endpoint (C(host), C(host:port) or C([v6]:port)); its host goes into the API server SANs.
+    type: str
+    default: ''
+  cluster_domain:
+    description: Cluster DNS domain; C(kubernetes.default.svc.<cluster_domain>) is an API server SAN.
+    type: str
+    default: cluster.local
+  service_cidr:
+    description: Service network; its first address (the C(kubernetes) service IP) is an API server SAN.
+    type: str
+    default: 10.96.0.0/12
+  control_plane:
+    description: Control-plane hosts; each name and address is an API server SAN.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Node name (DNS-1123).
+        type: str
+        required: true
+      addresses:
+        description: IP addresses of the host.
+        type: list
+        elements: str
+        default: []
+      names:
+        description: Further DNS names of the host.
+        type: list
+        elements: str
+        default: []
+  etcd:
+    description:
+      - etcd members; each gets a server and a peer certificate, CN=<name>, SANs its name, names, addresses,
+        C(localhost), C(127.0.0.1) and C(::1).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Member name (DNS-1123), also the etcd C(--name).
+        type: str
+        required: true
+      addresses:
+        description: IP addresses of the member.
+        type: list
+        elements: str
+        default: []
+      names:
+        description: Further DNS names of the member.
+        type: list
+        elements: str
+        default: []
+  kubelets:
+    description: Node names that get a kubelet client certificate.
+    type: list
+    elements: str
+    default: []
+  key_type:
+    description: Key algorithm for new keys (ECDSA P-256 or RSA 2048). Changing it renews the leaf certificates.
+    type: str
+    default: ecdsa
+    choices: [ecdsa, rsa]
+  ca_validity_days:
+    description: Lifetime of new CA certificates, in days.
+    type: int
+    default: 3650
+  validity_days:
+    description: Lifetime of new leaf certificates, in days.
+    type: int
+    default: 365
+  renew_before_days:
+    description: Renew a certificate that expires within this many days.
+    type: int
+    default: 30
+  force:
+    description: Names of certificates (as in RV(files)) to renew regardless; C(all) renews every one, C(sa) the
+      service-account key pair.
+    type: list
+    elements: str
+    default: []
+seealso:
+  - module: community.crypto.x509_certificate
+"""
+
+EXAMPLES = r"""
+- name: Make the cluster PKI on the controller
+  mooring.cluster.pki:
+    path: "{{ inventory_dir }}/pki"
+    control_plane_endpoint: 10.0.0.10:6443
+    control_plane:
+      - {name: cp1, addresses: [10.0.0.11]}
+    etcd:
+      - {name: e1, addresses: [10.0.0.21]}
+      - {name: e2, addresses: [10.0.0.22]}
+      - {name: e3, addresses: [10.0.0.23]}
+    kubelets: [cp1, w1]
+  run_once: true
+
+- name: Renew what expires within 60 days
+  mooring.cluster.pki:
+    path: "{{ inventory_dir }}/pki"
+    etcd:
+      - {name: e1, addresses: [10.0.0.21]}
+    renew_before_days: 60
+  run_once: true
+"""
+
+RETURN = r"""
+created:
+  description: Certificates (and C(sa)) that did not exist and were created.
+  returned: always
+  type: list
+  elements: str
+  sample: [ca, etcd/ca, apiserver]
+renewed:
+  description: Certificates that were re-issued, with the reason.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{name: apiserver, reason: SANs changed}, {name: kubeconfig/admin, reason: "expiring 2026-01-02T03:04:05Z"}]
+kept:
+  description: Certificates left as they were.
+  returned: always
+  type: list
+  elements: str
+modes_fixed:
+  description: Files and directories whose mode was wrong and was set back (0700/0600/0644).
+  returned: always
+  type: list
+  elements: str
+stale:
+  description: Files of etcd members or kubelets no longer in the request (never deleted).
+  returned: always
+  type: list
+  elements: str
+  sample: [etcd/members/e4]
+files:
+  description: Absolute paths, per certificate name, of its C(cert) and C(key) (C(key) and C(pub) for C(sa)).
+  returned: always
+  type: dict
+  sample: {apiserver: {cert: /srv/pki/apiserver.crt, key: /srv/pki/apiserver.key}}
+path:
+  description: The PKI directory, absolute.
+  returned: always
+  type: str
+"""
