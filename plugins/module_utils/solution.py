@@ -72,6 +72,13 @@ SUMS = "SHA256SUMS"
 SIGNATURE = "SHA256SUMS.sig"
 TOP_LEVEL = frozenset([MANIFEST, SUMS, SIGNATURE, "images", "operator"])
 OPERATOR_DIR = "operator/deploy"
+# Cluster-scoped kinds an operator may not ship (CRDs, ClusterRoles and their bindings are fine).
+CLUSTER_SCOPED_REFUSED = frozenset([
+    "Namespace", "Node", "PersistentVolume", "StorageClass", "PriorityClass", "RuntimeClass", "CSIDriver",
+    "CSINode", "IngressClass", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "APIService",
+    "PodSecurityPolicy", "VolumeAttachment", "CertificateSigningRequest", "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding", "FlowSchema", "PriorityLevelConfiguration",
+])
 
 MAX_MANIFEST_BYTES = 64 * 1024
 MAX_SUMS_BYTES = 8 * 1024 * 1024
@@ -317,7 +324,7 @@ def _safe_path(raw):
     if any(p == ".." for p in parts):
         return name, "'..' in the path (path traversal); members must stay inside the archive root"
     if name in ("", "."):
-        return name, None
+        return "", None
     return "/".join(p for p in parts if p not in ("", ".")), None
 
 
@@ -806,6 +813,10 @@ class _Validation:
                     missing.append("metadata.name")
                 if missing:
                     self.problems.append("%s: missing %s" % (where, ", ".join(missing)))
+                    continue
+                if doc["kind"] in CLUSTER_SCOPED_REFUSED:
+                    self.problems.append("%s: cluster-scoped %s objects are not allowed in operator manifests"
+                                         % (where, doc["kind"]))
                     continue
                 docs.append((path, n + 1, doc))
         if not any(d.get("kind") == "Deployment" for _p, _n, d in docs) and files:

@@ -362,6 +362,11 @@ def m_operator_stray(src, k):
     write(os.path.join(src, "operator", "README.md"), "hello")
 
 
+def m_operator_cluster_scoped(src, k):
+    write(os.path.join(src, "operator", "deploy", "hook.yaml"),
+          "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: x}\n")
+
+
 CASES = [
     ("missing-manifest", m_missing_manifest, {}, ["manifest.yaml: missing"]),
     ("manifest-not-yaml", m_manifest_not_yaml, {}, ["manifest.yaml: not valid YAML"]),
@@ -413,6 +418,8 @@ CASES = [
     ("operator-no-kind", m_operator_no_kind, {}, ["operator/deploy/crd.yaml: document 1: missing kind"]),
     ("operator-no-deployment", m_operator_no_deployment, {}, ["operator/deploy: no Deployment found"]),
     ("operator-stray-file", m_operator_stray, {}, ["operator/README.md: unexpected file"]),
+    ("operator-cluster-scoped", m_operator_cluster_scoped, {},
+     ["operator/deploy/hook.yaml: document 1: cluster-scoped MutatingWebhookConfiguration objects are not allowed"]),
 ]
 
 
@@ -656,3 +663,12 @@ def test_cli_build_validate_keygen(src, tmp_path, capsys):
     assert cli.main(["solution", "validate", out, "--pubkey", pub, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["name"] == "example" and data["signature_verified"] is True
+
+
+def test_tar_made_with_dot_prefix_is_valid(src, tmp_path):
+    """`tar -C DIR -cf X .` names members ./manifest.yaml and adds '.': that is fine."""
+    write(os.path.join(src, "SHA256SUMS"), sums_for(src))
+    out = str(tmp_path / "dot.tar")
+    with tarfile.open(out, "w") as tar:
+        tar.add(src, arcname=".")
+    assert solution.validate_archive(out)["name"] == "example"
