@@ -83,7 +83,6 @@ def overlay(index, base_url, image_ref):
     containerd = {
         "name": "containerd",
         "category": "cri",
-        "architectures": ["amd64"],
         "artifacts": [],
         "images": [],
         "packages": {"debian": list(CONTAINERD_PACKAGES)},
@@ -104,7 +103,6 @@ def overlay(index, base_url, image_ref):
     etcd = {
         "name": "etcd",
         "category": "etcd",
-        "architectures": ["amd64"],
         "artifacts": [],
         "images": [],
         "versions": [],

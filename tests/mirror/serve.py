@@ -10,6 +10,7 @@ with ``--overlay``, writes a catalog overlay whose URLs point at that server.
 """
 
 import argparse
+import contextlib
 import functools
 import http.server
 import os
@@ -31,10 +32,8 @@ def main(argv=None):
         subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "overlay.py"),
                         "--mirror", args.mirror, "--base-url", url, "-o", args.overlay], check=True)
     print(url, flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
     return 0
 
 
