@@ -1,0 +1,153 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: etcd_health
+short_description: Health gate for an etcd cluster, from etcdctl's JSON output
+version_added: 0.1.0
+description:
+  - Runs C(etcdctl member list -w json) and C(etcdctl endpoint health --cluster -w json) over mutual TLS
+    and reports how many members are healthy, the quorum size and whether one more member could be taken
+    down without losing quorum.
+  - With O(timeout), polls until the requirement holds and fails when it does not within that time.
+  - Never changes anything.
+author:
+  - mooring.cluster developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+options:
+  etcdctl:
+    description: The etcdctl program.
+    type: path
+    default: etcdctl
+  endpoints:
+    description: Client URLs to ask (C(https://) only); with C(--cluster) every member is then checked.
+    type: list
+    elements: str
+    default: ['https://127.0.0.1:2379']
+  cacert:
+    description: CA certificate of etcd (on the managed host).
+    type: path
+    required: true
+  cert:
+    description: Client certificate (on the managed host).
+    type: path
+    required: true
+  key:
+    description: Client private key (on the managed host).
+    type: path
+    required: true
+  require:
+    description: C(all) - every member healthy; C(quorum) - a majority healthy.
+    type: str
+    default: all
+    choices: [all, quorum]
+  expected_members:
+    description: Also require exactly this many members in the member list.
+    type: int
+  timeout:
+    description: Seconds to keep polling before failing; C(0) checks once.
+    type: int
+    default: 0
+  interval:
+    description: Seconds between polls.
+    type: int
+    default: 2
+"""
+
+EXAMPLES = r"""
+- name: Wait until every member is healthy
+  mooring.cluster.etcd_health:
+    cacert: /etc/kubernetes/pki/etcd/ca.crt
+    cert: /etc/kubernetes/pki/etcd/healthcheck-client.crt
+    key: /etc/kubernetes/pki/etcd/healthcheck-client.key
+    timeout: 120
+"""
+
+RETURN = r"""
+total:
+  description: Members in the member list (0 when it could not be read, i.e. no quorum).
+  returned: always
+  type: int
+healthy:
+  description: Members whose endpoint answered healthy.
+  returned: always
+  type: int
+quorum:
+  description: Members needed for a majority.
+  returned: always
+  type: int
+has_quorum:
+  description: Whether at least RV(quorum) members are healthy.
+  returned: always
+  type: bool
+all_healthy:
+  description: Whether every member is healthy.
+  returned: always
+  type: bool
+can_lose_one:
+  description: Whether one more member could go down without losing quorum.
+  returned: always
+  type: bool
+unhealthy:
+  description: Client URLs of the unhealthy members.
+  returned: always
+  type: list
+  elements: str
+members:
+  description: The member list (id, id_hex, name, peer_urls, client_urls, started, learner).
+  returned: always
+  type: list
+  elements: dict
+health:
+  description: Per endpoint, C(endpoint), C(health), C(error).
+  returned: always
+  type: list
+  elements: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.etcd import client_args, wait_health  # noqa: E402
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "etcdctl": {"type": "path", "default": "etcdctl"},
+            "endpoints": {"type": "list", "elements": "str", "default": ["https://127.0.0.1:2379"]},
+            "cacert": {"type": "path", "required": True},
+            "cert": {"type": "path", "required": True},
+            "key": {"type": "path", "required": True},
+            "require": {"type": "str", "default": "all", "choices": ["all", "quorum"]},
+            "expected_members": {"type": "int"},
+            "timeout": {"type": "int", "default": 0},
+            "interval": {"type": "int", "default": 2},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+
+    def run(argv):
+        return module.run_command(argv)
+
+    try:
+        base = client_args(p["endpoints"], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"],
+                           command_timeout=10)
+        state = wait_health(run, base, require=p["require"], expected=p["expected_members"], timeout=p["timeout"],
+                            interval=p["interval"])
+    except MooringError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(changed=False, **state)
+
+
+if __name__ == "__main__":
+    main()

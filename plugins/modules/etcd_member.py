@@ -1,0 +1,133 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: etcd_member
+short_description: Add or remove an etcd cluster member (etcdctl member add/remove)
+version_added: 0.1.0
+description:
+  - Makes O(name) with O(peer_urls) a member of the etcd cluster reached through O(endpoints), or removes
+    it. A member is found by its name or by any of its peer URLs (a member added but never started has no
+    name yet).
+  - For O(state=present) returns the C(--initial-cluster) value the joining member must start with
+    (every started member plus itself), to be used with C(--initial-cluster-state=existing).
+  - Run it against a healthy member, never against the member being added.
+author:
+  - mooring.cluster developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+options:
+  etcdctl:
+    description: The etcdctl program.
+    type: path
+    default: etcdctl
+  endpoints:
+    description: Client URLs of healthy members (C(https://) only).
+    type: list
+    elements: str
+    default: ['https://127.0.0.1:2379']
+  cacert:
+    description: CA certificate of etcd (on the managed host).
+    type: path
+    required: true
+  cert:
+    description: Client certificate (on the managed host).
+    type: path
+    required: true
+  key:
+    description: Client private key (on the managed host).
+    type: path
+    required: true
+  name:
+    description: Member name.
+    type: str
+    required: true
+  peer_urls:
+    description: Peer URLs of the member (C(https://ADDRESS:2380)); required to add.
+    type: list
+    elements: str
+    default: []
+  state:
+    description: Whether the member should be in the cluster.
+    type: str
+    default: present
+    choices: [present, absent]
+"""
+
+EXAMPLES = r"""
+- name: Add e4 to the cluster, from a healthy member
+  mooring.cluster.etcd_member:
+    cacert: /etc/kubernetes/pki/etcd/ca.crt
+    cert: /etc/kubernetes/pki/etcd/healthcheck-client.crt
+    key: /etc/kubernetes/pki/etcd/healthcheck-client.key
+    name: e4
+    peer_urls: [https://10.0.0.24:2380]
+  delegate_to: e1
+  register: join
+
+- name: Remove a dead member
+  mooring.cluster.etcd_member:
+    cacert: /etc/kubernetes/pki/etcd/ca.crt
+    cert: /etc/kubernetes/pki/etcd/healthcheck-client.crt
+    key: /etc/kubernetes/pki/etcd/healthcheck-client.key
+    name: e2
+    state: absent
+"""
+
+RETURN = r"""
+initial_cluster:
+  description: For O(state=present), the C(--initial-cluster) value for the joining member.
+  returned: always
+  type: str
+  sample: e1=https://10.0.0.21:2380,e2=https://10.0.0.22:2380,e4=https://10.0.0.24:2380
+member:
+  description: The member as found before the change (or as added), null when absent.
+  returned: always
+  type: dict
+members:
+  description: The member list after the change.
+  returned: always
+  type: list
+  elements: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.etcd import client_args, ensure_member  # noqa: E402
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "etcdctl": {"type": "path", "default": "etcdctl"},
+            "endpoints": {"type": "list", "elements": "str", "default": ["https://127.0.0.1:2379"]},
+            "cacert": {"type": "path", "required": True},
+            "cert": {"type": "path", "required": True},
+            "key": {"type": "path", "required": True},
+            "name": {"type": "str", "required": True},
+            "peer_urls": {"type": "list", "elements": "str", "default": []},
+            "state": {"type": "str", "default": "present", "choices": ["present", "absent"]},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        base = client_args(p["endpoints"], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"],
+                           command_timeout=15)
+        result = ensure_member(module.run_command, base, p["name"], p["peer_urls"], state=p["state"],
+                               check_mode=module.check_mode)
+    except MooringError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
