@@ -5,6 +5,7 @@
 import functools
 import hashlib
 import http.server
+import io
 import json
 import os
 import shutil
@@ -64,7 +65,7 @@ def test_signing_key_created_once_0600(tmp_path):
     _key, pem, created = b.ensure_signing_key(path)
     assert created
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    assert open(str(tmp_path / "keys" / "signing.pub"), "rb").read() == pem
+    assert (tmp_path / "keys" / "signing.pub").read_bytes() == pem
     _key2, pem2, created2 = b.ensure_signing_key(path)
     assert not created2 and pem2 == pem
     assert len(b.public_key_from_pem(pem)) == 32
@@ -174,7 +175,8 @@ def test_build_verify_unpack(tmp_path, sources):
     result = build(tmp_path, make_lock(addons))
     assert result["changed"] and all(not p["reused"] for p in result["packages"].values())
     pub = b.read_public_key(str(tmp_path / "k" / "s.pub"))
-    names = [m.name for m in tarfile.open(str(tmp_path / "out.bundle"))]
+    with tarfile.open(str(tmp_path / "out.bundle")) as tar:
+        names = [m.name for m in tar]
     assert names[:2] == ["bundle.json", "bundle.json.sig"] and len(names) == 4
     summary = b.verify_bundle(str(tmp_path / "out.bundle"), pub)
     assert summary["id"] == result["id"] and summary["hash"] == "abcdef0"
@@ -303,7 +305,6 @@ def test_unsigned_extra_member_and_wrong_key_refused(tmp_path, sources):
             e.addfile(member, data)
         evil = tarfile.TarInfo("packages/evil.tar")
         evil.size = 3
-        import io
         e.addfile(evil, io.BytesIO(b"bad"))
     with pytest.raises(b.SignatureError, match="unsigned"):
         b.verify_bundle(unsigned, pub)
