@@ -8,7 +8,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.pki import ensure_pki
+from ansible_collections.mooring.cluster.plugins.module_utils.pki import ensure_pki, request_from_inventory
 
 _MEMBER = {
     "name": {"type": "str", "required": True},
@@ -28,6 +28,7 @@ ARGUMENT_SPEC = {
     "validity_days": {"type": "int", "default": 365},
     "renew_before_days": {"type": "int", "default": 30},
     "force": {"type": "list", "elements": "str", "default": []},
+    "from_inventory": {"type": "bool", "default": False},
 }
 
 
@@ -39,7 +40,12 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         _spec, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        request = {k: args[k] for k in ARGUMENT_SPEC if k not in ("path", "force")}
+        request = {k: args[k] for k in ARGUMENT_SPEC if k not in ("path", "force", "from_inventory")}
+        if args["from_inventory"]:
+            derived = request_from_inventory(task_vars.get("groups") or {}, task_vars.get("hostvars") or {})
+            for part, value in derived.items():
+                if not request[part]:
+                    request[part] = value
         try:
             out = ensure_pki(args["path"], request, check_mode=bool(self._task.check_mode), force=args["force"])
         except MooringError as exc:
@@ -48,4 +54,8 @@ class ActionModule(ActionBase):
         if self._task.diff and out["changed"]:
             result["diff"] = diff
         result.update(out)
+        # The hosts as the certificates see them: feed these to the roles (etcd_members ...).
+        result["control_plane"] = request["control_plane"]
+        result["etcd"] = request["etcd"]
+        result["kubelets"] = request["kubelets"]
         return result

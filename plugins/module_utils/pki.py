@@ -205,6 +205,45 @@ def normalize(spec):
     return out
 
 
+INVENTORY_GROUPS = {"control_plane": "control_plane", "etcd": "etcd", "workers": "workers"}
+
+
+def _host_address(name, hostvars):
+    hv = hostvars.get(name) or {}
+    for var in ("mooring_address", "ansible_host"):
+        value = hv.get(var)
+        if value:
+            try:
+                return [str(ipaddress.ip_address(str(value)))], []
+            except ValueError:
+                return [], [str(value)]
+    try:
+        return [str(ipaddress.ip_address(name))], []
+    except ValueError:
+        return [], []
+
+
+def request_from_inventory(groups, hostvars, names=None):
+    """The ``control_plane``, ``etcd`` and ``kubelets`` parts of a PKI request, from the inventory:
+    hosts of the groups ``control_plane``, ``etcd`` and ``workers`` (``names`` overrides these group
+    names); a host's address is its ``mooring_address``, else its ``ansible_host``. Every playbook
+    derives the PKI the same way, so no two of them disagree on SANs."""
+    names = dict(INVENTORY_GROUPS, **(names or {}))
+    out = {}
+    for part in ("control_plane", "etcd"):
+        members = []
+        for host in groups.get(names[part]) or []:
+            addresses, dns = _host_address(host, hostvars)
+            members.append({"name": host, "addresses": addresses, "names": [d for d in dns if d != host]})
+        out[part] = members
+    kubelets = []
+    for host in list(groups.get(names["control_plane"]) or []) + list(groups.get(names["workers"]) or []):
+        if host not in kubelets:
+            kubelets.append(host)
+    out["kubelets"] = kubelets
+    return out
+
+
 def plan_specs(spec):
     """Every certificate of the cluster as :class:`CertSpec`, CAs first. ``spec`` is normalised."""
     specs = [

@@ -128,6 +128,14 @@ options:
     type: list
     elements: str
     default: []
+  from_inventory:
+    description:
+      - Fill O(control_plane), O(etcd) and O(kubelets), where not given, from the inventory - the hosts of the
+        groups C(control_plane), C(etcd) and C(workers) (kubelets - control plane and workers); a host's
+        address is its C(mooring_address), else its C(ansible_host). Every playbook of the collection
+        makes the PKI this way, so they all agree on the SANs.
+    type: bool
+    default: false
 seealso:
   - module: community.crypto.x509_certificate
 """
@@ -145,6 +153,13 @@ EXAMPLES = r"""
       - {name: e3, addresses: [10.0.0.23]}
     kubelets: [cp1, w1]
   run_once: true
+
+- name: Make it for the hosts of the inventory (groups control_plane, etcd, workers)
+  mooring.cluster.pki:
+    path: "{{ inventory_dir }}/pki"
+    from_inventory: true
+  run_once: true
+  register: pki
 
 - name: Renew what expires within 60 days
   mooring.cluster.pki:
@@ -193,4 +208,19 @@ path:
   description: The PKI directory, absolute.
   returned: always
   type: str
+etcd:
+  description: The etcd members as certified (C(name), C(addresses), C(names)); feed it to the etcd role.
+  returned: always
+  type: list
+  elements: dict
+control_plane:
+  description: The control-plane hosts as certified.
+  returned: always
+  type: list
+  elements: dict
+kubelets:
+  description: The nodes that got a kubelet client certificate.
+  returned: always
+  type: list
+  elements: str
 """

@@ -331,3 +331,17 @@ def test_inspect_lists_every_certificate(fresh):
     entries = {e["name"]: e for e in pki.inspect_pki(fresh)}
     assert entries["apiserver"]["days_left"] in (364, 365)
     assert len(entries) == 3 + 5 + 6 + 4 + 3
+
+
+def test_request_from_inventory():
+    groups = {"control_plane": ["cp1"], "etcd": ["e1", "e2"], "workers": ["w1", "cp1"], "all": ["x"]}
+    hostvars = {"cp1": {"ansible_host": "10.0.0.11"}, "e1": {"ansible_host": "e1.example.test"},
+                "e2": {"ansible_host": "10.0.0.22", "mooring_address": "10.1.0.22"}, "w1": {}}
+    req = pki.request_from_inventory(groups, hostvars)
+    assert req == {
+        "control_plane": [{"name": "cp1", "addresses": ["10.0.0.11"], "names": []}],
+        "etcd": [{"name": "e1", "addresses": [], "names": ["e1.example.test"]},
+                 {"name": "e2", "addresses": ["10.1.0.22"], "names": []}],
+        "kubelets": ["cp1", "w1"],
+    }
+    assert pki.normalize(req)["etcd"][1]["addresses"] == [ipaddress.ip_address("10.1.0.22")]
