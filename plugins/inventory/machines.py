@@ -65,6 +65,15 @@ options:
     description: Least memory (MiB) a control-plane machine may have.
     type: int
     default: 1700
+  replace_control_plane:
+    description:
+      - C(LOST=REPLACEMENT) (machine names or ids) moves the control-plane role of the missing
+        machine LOST to the discovered, eligible machine REPLACEMENT and records it in O(state_file).
+      - Set only by the C(mooring.cluster.replace_control_plane) playbook; nothing else ever moves
+        a control-plane role. Running it again after the replacement changes nothing.
+    type: str
+    env:
+      - name: MOORING_REPLACE_CONTROL_PLANE
   write_state:
     description: Write new assignments to O(state_file). V(false) only shows what would be scheduled.
     type: bool
@@ -126,14 +135,26 @@ class InventoryModule(BaseInventoryPlugin):
             raws.extend(doc.get("machines") or [])
         state_path = self._path(self.get_option("state_file"), base)
         try:
+            state = scheduling.load_state(state_path)
+            replaced = None
+            if self.get_option("replace_control_plane"):
+                lost, sep, repl = self.get_option("replace_control_plane").partition("=")
+                if not sep or not lost or not repl:
+                    raise scheduling.SchedulingError("bad replacement", [
+                        "replace_control_plane %r must be LOST=REPLACEMENT" % self.get_option("replace_control_plane")])
+                new_state, message = scheduling.replace_control_plane(
+                    state, lost.strip(), repl.strip(), raws, self.get_option("min_cpus"), self.get_option("min_memory_mb"))
+                replaced = {"changed": new_state != state, "message": message}
+                state = new_state
             result = scheduling.schedule(
-                raws, scheduling.load_state(state_path), self.get_option("control_plane_count"),
+                raws, state, self.get_option("control_plane_count"),
                 self.get_option("min_cpus"), self.get_option("min_memory_mb"))
             if self.get_option("write_state") and result["state"]["machines"]:
                 scheduling.save_state(state_path, result["state"])
         except MooringError as exc:
             raise AnsibleParserError(to_native(exc)) from exc
         self._populate(result, {m["name"]: scheduling.normalize_machine(m) for m in raws})
+        self.inventory.set_variable("all", "mooring_schedule_replaced", replaced)
 
     def _populate(self, result, machines):
         for group in ("control_plane", "etcd", "workers", UNSCHEDULED):

@@ -254,6 +254,9 @@ def replace_control_plane(state, lost, replacement, machines, min_cpus=DEFAULT_M
         return hits[0] if len(hits) == 1 else None
 
     lost_id = find(lost, recorded)
+    done_id = find(replacement, recorded)
+    if lost_id is None and done_id is not None and recorded[done_id]["role"] == CONTROL_PLANE:
+        return state, "control-plane machine %s was already replaced by %s" % (lost, replacement)
     if lost_id is None or recorded[lost_id]["role"] != CONTROL_PLANE:
         raise SchedulingError("bad replacement", ["%r is not a recorded control-plane machine" % lost])
     if lost_id in present:

@@ -99,3 +99,26 @@ def test_hosts_from_an_earlier_inventory_source(tmp_path):
     inv = InventoryManager(loader=DataLoader(), sources=[str(tmp_path / "hosts.yml"), str(config)])
     assert [h.name for h in inv.groups["control_plane"].get_hosts()] == ["vm-a"]
     assert sorted(h.name for h in inv.groups["workers"].get_hosts()) == ["vm-b", "vm-c"]
+
+
+def test_replace_control_plane_only_when_asked(tmp_path, monkeypatch):
+    source = write(tmp_path, [machine(1), machine(2), machine(3), machine(4)])
+    groups(source)
+    source = write(tmp_path, [machine(2), machine(3), machine(4), machine(5)])  # h1 lost, h5 new
+    inv, g = groups(source)
+    assert g["control_plane"] == ["h2", "h3"] and g["workers"] == ["h4", "h5"]
+    assert inv.groups["all"].get_vars()["mooring_schedule_replaced"] is None
+
+    monkeypatch.setenv("MOORING_REPLACE_CONTROL_PLANE", "h1=h5")
+    inv, g = groups(source)
+    assert g["control_plane"] == ["h2", "h3", "h5"] and g["etcd"] == ["h2", "h3", "h5"] and g["workers"] == ["h4"]
+    assert inv.groups["all"].get_vars()["mooring_schedule_replaced"]["changed"] is True
+    assert inv.groups["all"].get_vars()["mooring_schedule_missing"] == {}
+
+    inv, g = groups(source)  # again: nothing left to do
+    assert inv.groups["all"].get_vars()["mooring_schedule_replaced"]["changed"] is False
+    assert g["control_plane"] == ["h2", "h3", "h5"]
+
+    monkeypatch.setenv("MOORING_REPLACE_CONTROL_PLANE", "h1")
+    inv = InventoryManager(loader=DataLoader(), sources=[source])
+    assert "h2" not in inv.hosts  # malformed request: the source fails, nothing is scheduled

@@ -180,3 +180,12 @@ def test_random_churn_smoke():
         for name, role in r["roles"].items():
             assert roles.setdefault(name, role) == role
         state = r["state"]
+
+
+def test_replace_control_plane_twice_is_a_no_op():
+    first = s.schedule([machine(n) for n in "abcd"], None, 3)
+    machines = [machine(n) for n in "acde"]
+    state, _ = s.replace_control_plane(first["state"], "b", "e", machines)
+    again, message = s.replace_control_plane(state, "b", "e", machines)
+    assert again == state
+    assert "already replaced" in message
