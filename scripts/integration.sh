@@ -1,18 +1,75 @@
 #!/usr/bin/env bash
-# Runs molecule scenarios on the lab. Without an argument: every scenario under molecule/.
+# Runs molecule scenarios on the lab (docs/lab.md). Without an argument: every scenario.
+#   scripts/integration.sh [SCENARIO...]
+# Sets the lab up once (apt packages, podman config, cached base image), then for each
+# scenario molecule/NAME/ (directories without a molecule.yml, like molecule/shared, are
+# skipped):
+#   - molecule/NAME/run.sh, if executable, is run instead of molecule (with the lab
+#     environment exported), for scenarios that need something special;
+#   - otherwise the lab NAME's internal network is created and
+#     `molecule -c molecule/shared/base.yml test -s NAME` runs; the lab is removed afterwards.
+# Stops at the first failing scenario. Prints each scenario's time.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+export PATH="$ROOT/.venv/bin:$PATH"
+LAB="python3 $ROOT/tests/lab/lab.py"
 shopt -s nullglob
+
 scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
-  for d in molecule/*/molecule.yml; do scenarios+=("$(basename "$(dirname "$d")")"); done
+  for d in molecule/*/; do
+    name=$(basename "$d")
+    if [ -f "$d/molecule.yml" ] || [ -x "$d/run.sh" ]; then scenarios+=("$name"); fi
+  done
 fi
 if [ ${#scenarios[@]} -eq 0 ]; then
   echo "integration: no molecule scenarios yet"
   exit 0
 fi
 for s in "${scenarios[@]}"; do
-  echo "::: molecule test -s $s"
-  molecule test -s "$s"
+  if [ ! -f "molecule/$s/molecule.yml" ] && [ ! -x "molecule/$s/run.sh" ]; then
+    echo "integration: no scenario '$s' (molecule/$s/molecule.yml or an executable molecule/$s/run.sh)" >&2
+    exit 2
+  fi
 done
+
+t0=$SECONDS
+echo "::: lab setup"
+$LAB setup
+$LAB image >/dev/null
+eval "$($LAB env)"
+echo "::: lab ready in $((SECONDS - t0))s (image $MOORING_LAB_IMAGE)"
+
+declare -a TIMES=()
+current=""
+cleanup() {
+  if [ -n "$current" ]; then $LAB down "$current" >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+
+for s in "${scenarios[@]}"; do
+  t=$SECONDS
+  eval "$($LAB env "$s")"
+  if [ -x "molecule/$s/run.sh" ]; then
+    echo "::: scenario $s: molecule/$s/run.sh"
+    rc=0; "molecule/$s/run.sh" || rc=$?
+  else
+    echo "::: scenario $s: molecule test on lab $s ($MOORING_LAB_NET.0/24)"
+    current=$s
+    $LAB down "$s" >/dev/null
+    $LAB net "$s" >/dev/null
+    rc=0; molecule -c molecule/shared/base.yml test -s "$s" || rc=$?
+    $LAB down "$s" >/dev/null || true
+    current=""
+  fi
+  TIMES+=("$s $((SECONDS - t))s")
+  if [ "$rc" -ne 0 ]; then
+    echo "::: integration FAILED: scenario '$s' exited $rc after $((SECONDS - t))s" \
+         "(rerun alone: make test-integration SCENARIO=$s)" >&2
+    echo "::: scenario times: ${TIMES[*]}"
+    exit "$rc"
+  fi
+  echo "::: scenario $s passed in $((SECONDS - t))s"
+done
+echo "::: scenario times: ${TIMES[*]}"

@@ -1,0 +1,582 @@
+#!/usr/bin/env python3
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The mooring lab: air-gapped test hosts (podman containers running systemd and sshd).
+
+Run as root on Debian/Ubuntu. Standard library only, so it runs before ``make setup``.
+
+    lab.py setup                      install podman & co., write podman config, sysctls
+    lab.py image                      build (or reuse) the base image, print its reference
+    lab.py env [NAME]                 print ``export`` lines for the lab's environment
+    lab.py net NAME                   create the lab's internal network (idempotent)
+    lab.py up NAME -n N [--privileged] [--control-plane K]
+                                      create N hosts, wait until ready, write the inventory
+    lab.py create NAME --platforms JSON   (molecule create) hosts named NAME-N, wait until ready
+    lab.py rm NAME HOST...            (molecule destroy) remove hosts, keep the network
+    lab.py status NAME                print each host's readiness
+    lab.py down NAME                  remove the lab's hosts, volumes and network
+
+Everything slow to build lives under ``${MOORING_CACHE_DIR:-/var/cache/mooring}/lab``:
+``rootfs-<recipe hash>.tar``, podman storage holding the image (``storage/``), the lab SSH
+key (``ssh/id_ed25519``) and the podman configuration (``etc/``). A lab NAME owns the
+podman network ``mooring-NAME``, the subnet ``10.89.X.0/24`` (X chosen deterministically
+from NAME, see :func:`subnet_index`) and containers/volumes labelled ``mooring.lab=NAME``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("MOORING_CACHE_DIR", "/var/cache/mooring")) / "lab"
+RUNROOT = Path("/run/mooring-lab")
+APT_PACKAGES = ["podman", "runc", "debootstrap", "buildah", "skopeo", "busybox-static", "openssh-client"]
+MIRROR = os.environ.get("MOORING_LAB_MIRROR", "http://deb.debian.org/debian")
+SUITE = "bookworm"
+IMAGE_REPO = "localhost/mooring-lab"
+LAB_USER = "mooring"
+INCLUDE = [
+    "systemd", "systemd-sysv", "dbus", "openssh-server", "python3", "python3-apt", "iproute2",
+    "ca-certificates", "sudo", "procps", "iputils-ping", "kmod", "util-linux", "less",
+]
+FIRST_HOST = 11  # host i (1-based) gets address .(10 + i)
+MAX_HOSTS = 200
+READY_TIMEOUT = float(os.environ.get("MOORING_LAB_READY_TIMEOUT", "120"))
+
+# Everything below is hashed into the image tag: change it and the image is rebuilt.
+CUSTOMISE = r"""
+set -eu
+R=$1; PUB=$2; USER=$3
+: > "$R/etc/machine-id"
+rm -f "$R/var/lib/dbus/machine-id"
+ln -s /etc/machine-id "$R/var/lib/dbus/machine-id"
+: > "$R/etc/hostname"
+rm -f "$R"/etc/ssh/ssh_host_*
+cat > "$R/etc/systemd/system/mooring-ssh-hostkeys.service" <<'EOF'
+[Unit]
+Description=Generate this host's SSH host keys on first boot
+Before=ssh.service
+ConditionPathExists=!/etc/ssh/ssh_host_ed25519_key
+
+[Service]
+Type=oneshot
+ExecStart=/usr/bin/ssh-keygen -A
+
+[Install]
+WantedBy=ssh.service
+EOF
+mkdir -p "$R/etc/systemd/system/ssh.service.wants"
+ln -sf /etc/systemd/system/mooring-ssh-hostkeys.service "$R/etc/systemd/system/ssh.service.wants/"
+printf 'UseDNS no\nPasswordAuthentication no\n' > "$R/etc/ssh/sshd_config.d/mooring-lab.conf"
+chroot "$R" useradd -m -s /bin/bash "$USER"
+for home in /root "/home/$USER"; do
+  install -d -m 0700 "$R$home/.ssh"
+  install -m 0600 "$PUB" "$R$home/.ssh/authorized_keys"
+done
+chroot "$R" chown -R "$USER:$USER" "/home/$USER/.ssh"
+echo "$USER ALL=(ALL) NOPASSWD:ALL" > "$R/etc/sudoers.d/$USER"
+chmod 0440 "$R/etc/sudoers.d/$USER"
+rm -f "$R/etc/apt/sources.list" "$R"/etc/apt/sources.list.d/*
+rm -rf "$R"/var/lib/apt/lists/* "$R"/var/cache/apt/*.bin "$R"/var/cache/apt/archives/*.deb
+rm -f "$R"/etc/systemd/system/timers.target.wants/*
+for u in getty@tty1.service console-getty.service getty.target systemd-logind.service; do
+  ln -sf /dev/null "$R/etc/systemd/system/$u"
+done
+"""
+
+
+class LabError(Exception):
+    """A lab operation failed; the message says what to do."""
+
+
+def log(msg):
+    print("lab: %s" % msg, file=sys.stderr, flush=True)
+
+
+def run(cmd, check=True, capture=True, env=None, timeout=None):
+    proc = subprocess.run(cmd, capture_output=capture, text=True, env=env or podman_env(), timeout=timeout)
+    if check and proc.returncode != 0:
+        raise LabError("%s failed (rc=%s): %s" % (" ".join(cmd), proc.returncode, (proc.stderr or "").strip()))
+    return proc
+
+
+def podman_env():
+    env = dict(os.environ)
+    env["CONTAINERS_CONF"] = str(CACHE / "etc" / "containers.conf")
+    env["CONTAINERS_STORAGE_CONF"] = str(CACHE / "etc" / "storage.conf")
+    return env
+
+
+def podman(*args, check=True, timeout=None):
+    return run(["podman", *args], check=check, timeout=timeout)
+
+
+# ---------------------------------------------------------------- naming (pure functions)
+
+def subnet_index(name, taken=()):
+    """Third octet of the lab's 10.89.X.0/24: a hash of NAME in 10..249, probing past ``taken``."""
+    start = int(hashlib.sha256(name.encode()).hexdigest(), 16) % 240
+    for step in range(240):
+        idx = 10 + (start + step) % 240
+        if idx not in taken:
+            return idx
+    raise LabError("no free lab subnet left in 10.89.0.0/16")
+
+
+def scenario_names():
+    names = []
+    for d in sorted((ROOT / "molecule").glob("*/molecule.yml")):
+        names.append(d.parent.name)
+    return names
+
+
+def lab_prefix(name):
+    """``10.89.X`` for lab NAME, deterministic given the molecule scenarios in the tree.
+
+    Scenarios are assigned in sorted order, each probing past the octets already given to
+    the ones before it, so no two scenarios in the tree share a subnet. A lab that is not a
+    scenario probes past all of them.
+    """
+    override = os.environ.get("MOORING_LAB_SUBNET_INDEX")
+    if override:
+        return "10.89.%d" % int(override)
+    taken = []
+    for s in scenario_names():
+        idx = subnet_index(s, taken)
+        if s == name:
+            return "10.89.%d" % idx
+        taken.append(idx)
+    return "10.89.%d" % subnet_index(name, taken)
+
+
+def network_name(name):
+    return "mooring-%s" % name
+
+
+def host_name(name, i):
+    return "%s-%d" % (name, i)
+
+
+def host_address(name, i):
+    return "%s.%d" % (lab_prefix(name), 10 + i)
+
+
+def group_layout(n, control_plane=None):
+    """Group membership for N hosts: the first K are control_plane+etcd, the rest workers."""
+    if control_plane is None:
+        control_plane = 3 if n >= 3 else 1
+    if not 1 <= control_plane <= n:
+        raise LabError("--control-plane must be between 1 and the number of hosts (%d), got %d" % (n, control_plane))
+    idx = list(range(1, n + 1))
+    cp = idx[:control_plane]
+    workers = idx[control_plane:] or idx
+    return {"control_plane": cp, "etcd": cp, "workers": workers}
+
+
+# ---------------------------------------------------------------- setup
+
+def ssh_key():
+    key = CACHE / "ssh" / "id_ed25519"
+    if not key.exists():
+        key.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "mooring-lab", "-f", str(key)], env=os.environ)
+    key.chmod(0o600)
+    return key
+
+
+def cmd_setup(_args):
+    if os.geteuid() != 0:
+        raise LabError("the lab needs root (rootful podman, debootstrap); run it as root")
+    missing = [p for p in APT_PACKAGES if run(["dpkg-query", "-W", "-f=${Status}", p], check=False,
+                                              env=os.environ).stdout.strip() != "install ok installed"]
+    if missing:
+        log("installing %s" % " ".join(missing))
+        apt = ["apt-get", "-o", "DPkg::Lock::Timeout=600"]
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        run(apt + ["update", "-qq"], env=env, capture=False)
+        run(apt + ["install", "-y", "-qq", "--no-install-recommends", *missing], env=env, capture=False)
+    etc = CACHE / "etc"
+    for d in (etc, CACHE / "storage", CACHE / "networks", RUNROOT):
+        d.mkdir(parents=True, exist_ok=True)
+    hard = subprocess.run(["sh", "-c", "ulimit -Hn"], capture_output=True, text=True).stdout.strip()
+    nofile = hard if hard.isdigit() else "65536"
+    write_if_changed(etc / "containers.conf", (
+        "# Written by tests/lab/lab.py: the lab's podman configuration.\n"
+        "[containers]\n"
+        "default_ulimits = [\"nofile=%s:%s\", \"nproc=32768:32768\"]\n"
+        "[engine]\n"
+        "runtime = \"runc\"\n"
+        "[network]\n"
+        "network_config_dir = \"%s\"\n" % (nofile, nofile, CACHE / "networks")))
+    write_if_changed(etc / "storage.conf", (
+        "# Written by tests/lab/lab.py: podman storage for the lab (holds the base image).\n"
+        "[storage]\n"
+        "driver = \"overlay\"\n"
+        "graphroot = \"%s\"\n"
+        "runroot = \"%s\"\n" % (CACHE / "storage", RUNROOT / "storage")))
+    sysctl = Path("/proc/sys/fs/inotify/max_user_instances")
+    if sysctl.exists() and int(sysctl.read_text()) < 1024:
+        log("raising fs.inotify.max_user_instances to 1024 (systemd in many hosts needs it)")
+        sysctl.write_text("1024\n")
+    ssh_key()
+    return 0
+
+
+def write_if_changed(path, text):
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+# ---------------------------------------------------------------- image
+
+def recipe_hash():
+    pub = (CACHE / "ssh" / "id_ed25519.pub").read_text()
+    h = hashlib.sha256(json.dumps([SUITE, INCLUDE, CUSTOMISE, LAB_USER, pub]).encode())
+    return h.hexdigest()[:12]
+
+
+def image_ref():
+    return "%s:%s" % (IMAGE_REPO, recipe_hash())
+
+
+def cmd_image(_args):
+    ref = ensure_image()
+    print(ref)
+    return 0
+
+
+def ensure_image():
+    ssh_key()
+    ref = image_ref()
+    if podman("image", "exists", ref, check=False).returncode == 0:
+        return ref
+    tag = recipe_hash()
+    tar = CACHE / ("rootfs-%s.tar" % tag)
+    if not tar.exists():
+        t0 = time.monotonic()
+        log("building the base rootfs with debootstrap (%s, about a minute)" % SUITE)
+        with tempfile.TemporaryDirectory(dir=CACHE, prefix="rootfs-") as tmp:
+            rootfs = Path(tmp) / "rootfs"
+            run(["debootstrap", "--variant=minbase", "--include=" + ",".join(INCLUDE), SUITE, str(rootfs), MIRROR],
+                env=os.environ)
+            run(["bash", "-c", CUSTOMISE, "customise", str(rootfs), str(CACHE / "ssh" / "id_ed25519.pub"), LAB_USER],
+                env=os.environ)
+            partial = tar.with_suffix(".tar.part")
+            run(["tar", "-C", str(rootfs), "--numeric-owner", "-cf", str(partial), "."], env=os.environ)
+            partial.rename(tar)
+        log("rootfs built in %.0f s" % (time.monotonic() - t0))
+    t0 = time.monotonic()
+    podman("import", "--change", 'CMD ["/sbin/init"]', "--change", "STOPSIGNAL=SIGRTMIN+3",
+           "--change", "ENV container=podman", str(tar), ref)
+    log("imported %s in %.1f s" % (ref, time.monotonic() - t0))
+    for old in CACHE.glob("rootfs-*.tar"):
+        if old != tar:
+            old.unlink()
+    return ref
+
+
+# ---------------------------------------------------------------- networks and hosts
+
+def cmd_env(args):
+    ref = image_ref()
+    lines = {
+        "CONTAINERS_CONF": str(CACHE / "etc" / "containers.conf"),
+        "CONTAINERS_STORAGE_CONF": str(CACHE / "etc" / "storage.conf"),
+        "MOORING_LAB_IMAGE": ref,
+        "MOORING_LAB_KEY": str(CACHE / "ssh" / "id_ed25519"),
+        "MOORING_LAB_USER": LAB_USER,
+    }
+    if args.name:
+        lines["MOORING_LAB"] = args.name
+        lines["MOORING_LAB_NETWORK"] = network_name(args.name)
+        lines["MOORING_LAB_NET"] = lab_prefix(args.name)
+    for k, v in lines.items():
+        print("export %s=%s" % (k, v))
+    return 0
+
+
+def ensure_network(name):
+    net = network_name(name)
+    prefix = lab_prefix(name)
+    subnet = prefix + ".0/24"
+    if podman("network", "exists", net, check=False).returncode == 0:
+        info = json.loads(podman("network", "inspect", net).stdout)[0]
+        have = [s.get("subnet") for s in info.get("subnets", [])]
+        if subnet not in have or not info.get("internal"):
+            raise LabError("network %s exists with subnets %s (internal=%s), expected internal %s; "
+                           "run `lab.py down %s` first" % (net, have, info.get("internal"), subnet, name))
+        return net
+    for other in json.loads(podman("network", "ls", "--format", "json").stdout):
+        for s in other.get("subnets") or []:
+            if s.get("subnet") == subnet:
+                raise LabError("subnet %s for lab %r is already used by network %s; remove that lab "
+                               "or set MOORING_LAB_SUBNET_INDEX to a free 10-249" % (subnet, name, other["name"]))
+    podman("network", "create", "--internal", "--subnet", subnet, "--gateway", prefix + ".1",
+           "--label", "mooring.lab=" + name, net)
+    return net
+
+
+def cmd_net(args):
+    print(ensure_network(args.name))
+    return 0
+
+
+def start_host(name, i, image, privileged):
+    h = host_name(name, i)
+    cmd = ["run", "-d", "--name", h, "--hostname", h, "--network", network_name(name),
+           "--ip", host_address(name, i), "--systemd=always", "--label", "mooring.lab=" + name]
+    if privileged:
+        vol = "%s-containerd" % h
+        podman("volume", "create", "--ignore", "--label", "mooring.lab=" + name, vol)
+        cmd += ["--privileged", "-v", "%s:/var/lib/containerd" % vol]
+    podman(*cmd, image)
+    return h
+
+
+def host_ready(h, address, key, user="root"):
+    """(ready, detail) for one host: systemd running/degraded and SSH answering."""
+    state = podman("exec", h, "systemctl", "is-system-running", check=False).stdout.strip()
+    if state not in ("running", "degraded"):
+        return False, "systemd is %s" % (state or "not answering")
+    proc = subprocess.run(
+        ["ssh", "-i", str(key), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
+         "-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=3", "-o", "LogLevel=ERROR",
+         "%s@%s" % (user, address), "true"], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return False, "systemd %s, ssh not answering: %s" % (state, proc.stderr.strip())
+    return True, "systemd %s, ssh ok" % state
+
+
+def wait_ready(name, hosts, timeout=READY_TIMEOUT):
+    key = ssh_key()
+    pending = dict(hosts)  # host -> address
+    detail = {}
+    deadline = time.monotonic() + timeout
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(16, len(hosts) or 1)) as pool:
+        while pending and time.monotonic() < deadline:
+            futs = {pool.submit(host_ready, h, a, key): h for h, a in pending.items()}
+            for fut, h in futs.items():
+                ok, detail[h] = fut.result()
+                if ok:
+                    pending.pop(h)
+            if pending:
+                time.sleep(0.5)
+    if pending:
+        msgs = []
+        for h in sorted(pending):
+            journal = podman("exec", h, "journalctl", "-n", "25", "--no-pager", check=False)
+            tail = (journal.stdout or journal.stderr or podman("logs", "--tail", "25", h, check=False).stdout).strip()
+            msgs.append("%s (%s) not ready after %.0f s: %s\n--- journal tail of %s ---\n%s"
+                        % (h, pending[h], timeout, detail.get(h), h, tail))
+        raise LabError("\n".join(msgs))
+    return detail
+
+
+def inventory_path(name):
+    return ROOT / "inventories" / "lab" / name / "hosts.yml"
+
+
+def write_inventory(name, n, control_plane):
+    groups = group_layout(n, control_plane)
+    key = CACHE / "ssh" / "id_ed25519"
+    lines = ["# Written by tests/lab/lab.py for lab %r; removed by `make lab-down`." % name,
+             "all:", "  vars:",
+             "    ansible_user: root",
+             "    ansible_ssh_private_key_file: %s" % key,
+             "    ansible_ssh_common_args: -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null",
+             "    mooring_lab: %s" % name,
+             "  hosts:"]
+    for i in range(1, n + 1):
+        lines.append("    %s:" % host_name(name, i))
+        lines.append("      ansible_host: %s" % host_address(name, i))
+    lines.append("  children:")
+    for g, members in groups.items():
+        lines.append("    %s:" % g)
+        lines.append("      hosts:")
+        for i in members:
+            lines.append("        %s: {}" % host_name(name, i))
+    path = inventory_path(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def lab_containers(name):
+    out = podman("ps", "-a", "--filter", "label=mooring.lab=" + name, "--format", "{{.Names}}").stdout
+    return sorted(out.split())
+
+
+def cmd_up(args):
+    if not 1 <= args.hosts <= MAX_HOSTS:
+        raise LabError("-n must be between 1 and %d, got %d" % (MAX_HOSTS, args.hosts))
+    group_layout(args.hosts, args.control_plane)
+    existing = lab_containers(args.name)
+    if existing:
+        raise LabError("lab %r already has hosts (%s); run `make lab-down NAME=%s` first"
+                       % (args.name, ", ".join(existing), args.name))
+    t0 = time.monotonic()
+    image = ensure_image()
+    t_img = time.monotonic() - t0
+    ensure_network(args.name)
+    t1 = time.monotonic()
+    hosts = {}
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            futs = [pool.submit(start_host, args.name, i, image, args.privileged) for i in range(1, args.hosts + 1)]
+            for i, fut in enumerate(futs, start=1):
+                hosts[fut.result()] = host_address(args.name, i)
+        if args.privileged:
+            # Internal networks have no default route; give privileged hosts one (to an unused
+            # address) so ansible_default_ipv4 is filled as on a real host.
+            for h in hosts:
+                podman("exec", h, "ip", "route", "replace", "default", "via", lab_prefix(args.name) + ".254",
+                       check=False)
+        detail = wait_ready(args.name, hosts)
+    except (LabError, KeyboardInterrupt):
+        if not args.keep_on_failure:
+            log("removing the half-created lab %r (use --keep-on-failure to inspect it)" % args.name)
+            down(args.name)
+        raise
+    inv = write_inventory(args.name, args.hosts, args.control_plane)
+    for h in sorted(hosts, key=lambda x: int(x.rsplit("-", 1)[1])):
+        print("%-24s %-15s %s" % (h, hosts[h], detail[h]))
+    print("lab %s: %d hosts ready in %.1f s (image %.1f s); inventory %s"
+          % (args.name, len(hosts), time.monotonic() - t1, t_img, inv.relative_to(ROOT)))
+    return 0
+
+
+def platform_index(name, platform):
+    """N from a molecule platform named NAME-N (N decides the host's address)."""
+    m = re.fullmatch(re.escape(name) + r"-([0-9]+)", platform)
+    if not m or not 1 <= int(m.group(1)) <= MAX_HOSTS:
+        raise LabError("molecule platform %r: lab host names must be ${MOORING_LAB}-N with N in 1..%d "
+                       "(here %s-1, %s-2, ...)" % (platform, MAX_HOSTS, name, name))
+    return int(m.group(1))
+
+
+def cmd_create(args):
+    """Create the hosts listed by molecule's platforms (JSON) and wait until they are ready."""
+    platforms = json.loads(args.platforms)
+    wanted = {p["name"]: (platform_index(args.name, p["name"]), bool(p.get("privileged"))) for p in platforms}
+    image = os.environ.get("MOORING_LAB_IMAGE") or ensure_image()
+    ensure_network(args.name)
+    existing = set(lab_containers(args.name))
+    t0 = time.monotonic()
+    hosts = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        futs = {h: pool.submit(start_host, args.name, i, image, priv) for h, (i, priv) in wanted.items()
+                if h not in existing}
+        for fut in futs.values():
+            fut.result()
+    for h, (i, priv) in wanted.items():
+        hosts[h] = host_address(args.name, i)
+        if priv:
+            podman("exec", h, "ip", "route", "replace", "default", "via", lab_prefix(args.name) + ".254", check=False)
+    wait_ready(args.name, hosts)
+    print("lab %s: %d hosts ready in %.1f s" % (args.name, len(hosts), time.monotonic() - t0))
+    return 0
+
+
+def cmd_rm(args):
+    """Remove the named hosts (and their containerd volumes) but keep the lab's network."""
+    names = [h for h in args.hosts if podman("container", "exists", h, check=False).returncode == 0]
+    if names:
+        podman("rm", "-f", "-t", "0", *names)
+    vols = [v for v in podman("volume", "ls", "-q").stdout.split() if v in {h + "-containerd" for h in args.hosts}]
+    if vols:
+        podman("volume", "rm", "-f", *vols)
+    print("lab %s: removed %d hosts" % (args.name, len(names)))
+    return 0
+
+
+def cmd_status(args):
+    names = lab_containers(args.name)
+    if not names:
+        print("lab %s: no hosts" % args.name)
+        return 1
+    key = ssh_key()
+    bad = 0
+    for h in names:
+        addr = podman("inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", h).stdout.strip()
+        ok, detail = host_ready(h, addr, key)
+        bad += not ok
+        print("%-24s %-15s %s" % (h, addr, detail))
+    return 1 if bad else 0
+
+
+def down(name):
+    names = lab_containers(name)
+    if names:
+        podman("rm", "-f", "-t", "0", *names)
+    vols = set(podman("volume", "ls", "-q", "--filter", "label=mooring.lab=" + name).stdout.split())
+    # Volumes a molecule platform names NAME-N-containerd carry no label: match them by name.
+    vols.update(v for v in podman("volume", "ls", "-q").stdout.split()
+                if re.fullmatch(re.escape(name) + r"-[0-9]+-containerd", v))
+    vols = sorted(vols)
+    if vols:
+        podman("volume", "rm", "-f", *vols)
+    net = network_name(name)
+    if podman("network", "exists", net, check=False).returncode == 0:
+        podman("network", "rm", "-f", net)
+    inv = inventory_path(name)
+    if inv.exists():
+        shutil.rmtree(inv.parent)
+    return names, vols
+
+
+def cmd_down(args):
+    t0 = time.monotonic()
+    names, vols = down(args.name)
+    print("lab %s: removed %d hosts, %d volumes and network %s in %.1f s"
+          % (args.name, len(names), len(vols), network_name(args.name), time.monotonic() - t0))
+    return 0
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="lab.py", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("setup").set_defaults(func=cmd_setup)
+    sub.add_parser("image").set_defaults(func=cmd_image)
+    e = sub.add_parser("env")
+    e.add_argument("name", nargs="?")
+    e.set_defaults(func=cmd_env)
+    for cmd, func in (("net", cmd_net), ("status", cmd_status), ("down", cmd_down)):
+        s = sub.add_parser(cmd)
+        s.add_argument("name")
+        s.set_defaults(func=func)
+    c = sub.add_parser("create", help="molecule create: hosts from a JSON list of platforms")
+    c.add_argument("name")
+    c.add_argument("--platforms", required=True)
+    c.set_defaults(func=cmd_create)
+    r = sub.add_parser("rm", help="molecule destroy: remove hosts, keep the network")
+    r.add_argument("name")
+    r.add_argument("hosts", nargs="*")
+    r.set_defaults(func=cmd_rm)
+    u = sub.add_parser("up")
+    u.add_argument("name")
+    u.add_argument("-n", "--hosts", type=int, default=3)
+    u.add_argument("--privileged", action="store_true", help="privileged hosts with a /var/lib/containerd volume")
+    u.add_argument("--control-plane", type=int, default=None, help="how many hosts are control_plane+etcd")
+    u.add_argument("--keep-on-failure", action="store_true")
+    u.set_defaults(func=cmd_up)
+    args = p.parse_args(argv)
+    try:
+        return args.func(args)
+    except LabError as exc:
+        print("lab: ERROR: %s" % exc, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
