@@ -1114,16 +1114,18 @@ def image_ref(prefix, name, version, image, tag):
     return "%s/%s:%s" % (repository(prefix, name, version), image, tag)
 
 
-def export_images(archive_path, summary, prefix, dest):
+def export_images(archive_path, summary, prefix, dest, check_mode=False):
     """Write one OCI archive tar per image of a *validated* archive into ``dest``.
 
     Each tar is the image's OCI layout with ``index.json`` annotated so that
     ``ctr images import`` names the image ``<prefix>/<name>-<version>/<image>:<tag>``.
     Tars are deterministic; one already present with the same content is kept.
     Returns ``(images, changed)`` with images a list of dicts (ref, digest, file, sha256).
+    In ``check_mode`` nothing is written; ``changed`` says whether something would be.
     """
     name, version = summary["name"], summary["version"]
-    os.makedirs(dest, exist_ok=True)
+    if not check_mode:
+        os.makedirs(dest, exist_ok=True)
     reader = open_archive(archive_path)
     images, changed = [], False
     try:
@@ -1159,12 +1161,13 @@ def export_images(archive_path, summary, prefix, dest):
             fname = "%s_%s.oci.tar" % (img["name"].replace("/", "_"), img["tag"])
             target = os.path.join(dest, fname)
             if not (os.path.isfile(target) and file_sha256(target) == digest):
-                fd, tmp = tempfile.mkstemp(prefix=".image-", dir=dest)
-                with os.fdopen(fd, "wb") as f:
-                    f.write(blob)
-                os.chmod(tmp, 0o644)
-                os.replace(tmp, target)
                 changed = True
+                if not check_mode:
+                    fd, tmp = tempfile.mkstemp(prefix=".image-", dir=dest)
+                    with os.fdopen(fd, "wb") as f:
+                        f.write(blob)
+                    os.chmod(tmp, 0o644)
+                    os.replace(tmp, target)
             images.append({"ref": ref, "digest": img["digest"], "file": target, "sha256": digest,
                            "name": img["name"], "tag": img["tag"]})
     finally:

@@ -123,6 +123,15 @@ def dump_config(config):
     return yaml.safe_dump(config, sort_keys=True, default_flow_style=False)
 
 
+def available_images(config, name):
+    """``{version: [{name, tag}]}`` of every imported version of ``name`` (for the OperatorConfig)."""
+    out = {}
+    for a in config["archives"]:
+        if a["name"] == name:
+            out[a["version"]] = [dict(zip(("name", "tag"), ref.rsplit(":", 1))) for ref in a.get("images") or []]
+    return out
+
+
 def imported_versions(config, name):
     return sorted((a["version"] for a in config["archives"] if a["name"] == name), key=version_key)
 
@@ -142,14 +151,15 @@ def update_config(config, action, name, version=None, archive=None):
     if action == "import":
         if archive is None:
             raise SolutionError("import: the archive path and sha256 are required")
-        entry = {"name": name, "version": version, "path": archive["path"], "sha256": archive["sha256"]}
+        entry = {"name": name, "version": version, "path": archive["path"], "sha256": archive["sha256"],
+                 "images": sorted(archive.get("images") or [])}
         if entries and entries[0] != entry:
             if entries[0]["sha256"] != entry["sha256"]:
                 raise SolutionError(
                     "solution %s %s is already imported from a different archive (sha256 %s); "
                     "remove it first or bump spec.version" % (name, version, entries[0]["sha256"])
                 )
-            entries[0].update(entry)
+            entries[0].update(entry)  # same content, imported from another path
         elif not entries:
             new["archives"].append(entry)
         new["archives"].sort(key=lambda a: (a["name"], version_key(a["version"])))
@@ -359,3 +369,50 @@ def object_key(obj):
     group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
     meta = obj["metadata"]
     return group, obj["kind"], meta.get("namespace", ""), meta["name"]
+
+
+def plan_changes(environment, action, namespace=None, description="", current=None, name=None, version=None,
+                 solution=None, previous=None, config="", image_prefix="solutions.mooring.local"):
+    """Objects to apply and to delete for one environment action; the environment's new solutions.
+
+    ``current``: the environment's ``{solution: version}`` (its ConfigMap data); ``solution``:
+    the validated summary of the version to run (add/upgrade/downgrade) or being removed
+    (remove); ``previous``: the summary of the version being replaced (upgrade/downgrade),
+    so that objects it had and the new one lacks are deleted; ``config``: the
+    SolutionsConfiguration text (imported versions and their images).
+    """
+    current = dict(current or {})
+    namespace = namespace or environment
+    check_name("environment", environment)
+    cfg = load_config(config)
+    if action == "create":
+        return {"apply": render_environment(environment, description, current, namespace), "delete": [],
+                "solutions": current}
+    if action == "delete":
+        if current:
+            raise SolutionError(
+                "environment %s still runs %s; remove them from it first"
+                % (environment, ", ".join("%s %s" % kv for kv in sorted(current.items())))
+            )
+        return {"apply": [], "delete": render_environment(environment, description, {}, namespace)[:1],
+                "solutions": {}}
+    if not name:
+        raise SolutionError("%s: the solution name is required" % action)
+    new = plan_environment(current, action, name, version, imported_versions(cfg, name))
+    configmap = render_environment(environment, description, new, namespace)[1]
+    if action == "remove":
+        if name not in current:
+            return {"apply": [], "delete": [], "solutions": new}
+        if not solution or solution.get("name") != name or solution.get("version") != current[name]:
+            raise SolutionError("remove: the summary of %s %s (running) is required" % (name, current[name]))
+        delete = render_solution(environment, solution, image_prefix, available_images(cfg, name), namespace)
+        return {"apply": [configmap], "delete": delete, "solutions": new}
+    if not solution or solution.get("name") != name or solution.get("version") != version:
+        raise SolutionError("%s: the summary of %s %s (from its import) is required" % (action, name, version))
+    apply = render_solution(environment, solution, image_prefix, available_images(cfg, name), namespace)
+    delete = []
+    if previous and previous.get("version") != version:
+        keep = {object_key(o) for o in apply}
+        old = render_solution(environment, previous, image_prefix, available_images(cfg, name), namespace)
+        delete = [o for o in old if object_key(o) not in keep]
+    return {"apply": apply + [configmap], "delete": delete, "solutions": new}

@@ -228,3 +228,45 @@ def test_config_lifecycle():
 def test_config_refuses_malformed(text, message):
     with pytest.raises(SolutionError, match=message):
         k8s.load_config(text)
+
+
+def _config(summaries, versions=("1.0.0", "2.0.0")):
+    cfg = k8s.load_config("")
+    for v in versions:
+        cfg = k8s.update_config(cfg, "import", "example", v, {
+            "path": "/a/example-%s.iso" % v, "sha256": "0" * 64,
+            "images": ["%s:%s" % (i["name"], i["tag"]) for i in summaries[v]["images"]]})
+    return k8s.dump_config(cfg)
+
+
+def test_plan_changes_lifecycle(summaries):
+    cfg = _config(summaries)
+    created = k8s.plan_changes("staging", "create", description="Staging", config=cfg)
+    assert [o["kind"] for o in created["apply"]] == ["Namespace", "ConfigMap"] and created["delete"] == []
+    added = k8s.plan_changes("staging", "add", current={}, name="example", version="1.0.0",
+                             solution=summaries["1.0.0"], config=cfg)
+    assert added["solutions"] == {"example": "1.0.0"}
+    assert added["apply"][-1]["metadata"]["name"] == "mooring-environment"
+    assert added["apply"][-1]["data"] == {"example": "1.0.0"}
+    opcfg = next(o for o in added["apply"] if o["metadata"]["name"] == "example-operator-config")
+    assert sorted(yaml.safe_load(opcfg["data"]["operator.yaml"])["repositories"]) == ["1.0.0", "2.0.0"]
+    up = k8s.plan_changes("staging", "upgrade", current={"example": "1.0.0"}, name="example", version="2.0.0",
+                          solution=summaries["2.0.0"], previous=summaries["1.0.0"], config=cfg)
+    assert up["solutions"] == {"example": "2.0.0"} and up["delete"] == []
+    with pytest.raises(SolutionError, match="still runs example 2.0.0"):
+        k8s.plan_changes("staging", "delete", current=up["solutions"], config=cfg)
+    removed = k8s.plan_changes("staging", "remove", current={"example": "2.0.0"}, name="example",
+                               solution=summaries["2.0.0"], config=cfg)
+    assert removed["solutions"] == {} and removed["apply"][0]["data"] == {}
+    assert {o["kind"] for o in removed["delete"]} >= {"Deployment", "ClusterRole", "ClusterRoleBinding"}
+    deleted = k8s.plan_changes("staging", "delete", current={}, config=cfg)
+    assert [o["kind"] for o in deleted["delete"]] == ["Namespace"]
+
+
+def test_plan_changes_refuses_mismatched_summary_and_unimported(summaries):
+    cfg = _config(summaries, versions=("1.0.0",))
+    with pytest.raises(SolutionError, match="the summary of example 2.0.0"):
+        k8s.plan_changes("e", "add", name="example", version="2.0.0", solution=summaries["1.0.0"],
+                         config=_config(summaries))
+    with pytest.raises(SolutionError, match="example 2.0.0 is not imported"):
+        k8s.plan_changes("e", "add", name="example", version="2.0.0", solution=summaries["2.0.0"], config=cfg)

@@ -1,0 +1,116 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Documentation only: the work is done on the controller by the action plugin of the same name.
+
+DOCUMENTATION = r"""
+---
+module: solution_archive
+short_description: Validate a solution archive on the controller and export its images
+version_added: 0.1.0
+description:
+  - Reads a solution archive (ISO 9660 image or tar) on the Ansible controller and checks its layout,
+    C(manifest.yaml) schema, C(SHA256SUMS) (every file listed, none missing, none extra), its Ed25519
+    signature over C(SHA256SUMS), every image of C(spec.images) as a valid OCI image layout, and every image
+    the operator manifests use. Any problem fails the task with one line per problem, each naming its path
+    in the archive; nothing is written anywhere then.
+  - With O(export_dir), writes one OCI archive per image under C(<export_dir>/<name>-<version>/), its
+    C(index.json) annotated so that C(ctr images import) names the image
+    C(<image_prefix>/<name>-<version>/<image>:<tag>). Files already there with the same content are kept.
+  - Hosts only ever receive what passed this validation.
+author:
+  - mooring.cluster developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  action:
+    support: full
+  async:
+    support: none
+  platform:
+    platforms: all
+    support: full
+    details: runs on the controller only.
+requirements:
+  - pycdlib, jsonschema and cryptography (on the controller)
+options:
+  path:
+    description: The archive, on the controller.
+    type: path
+    required: true
+  pubkey:
+    description: Ed25519 public key (PEM) the archive must be signed with.
+    type: path
+  require_signature:
+    description: Refuse an archive whose signature is absent or not verified with O(pubkey).
+    type: bool
+    default: true
+  export_dir:
+    description: Controller directory for the exported image archives; nothing is exported when unset.
+    type: path
+  image_prefix:
+    description: Registry host (or local name) images are named under.
+    type: str
+    default: solutions.mooring.local
+"""
+
+EXAMPLES = r"""
+- name: Validate and export a signed archive
+  mooring.cluster.solution_archive:
+    path: /srv/solutions/example-1.0.0.iso
+    pubkey: /srv/solutions/vendor.pub
+    export_dir: /var/cache/mooring/solutions
+  delegate_to: localhost
+  run_once: true
+  register: archive
+"""
+
+RETURN = r"""
+name:
+  description: Solution name (C(metadata.name)).
+  returned: success
+  type: str
+  sample: example
+version:
+  description: Solution version (C(spec.version)).
+  returned: success
+  type: str
+  sample: 1.0.0
+display_name:
+  description: The display-name annotation, or the name.
+  returned: success
+  type: str
+archive_sha256:
+  description: SHA-256 of the archive file.
+  returned: success
+  type: str
+signed:
+  description: Whether the archive carries a signature.
+  returned: success
+  type: bool
+signature_verified:
+  description: Whether the signature was verified with O(pubkey).
+  returned: success
+  type: bool
+warnings_archive:
+  description: Non-fatal notes (a signature present but not verified).
+  returned: success
+  type: list
+  elements: str
+images:
+  description: Exported images (empty without O(export_dir)) with C(ref), C(digest), C(file), C(sha256), C(name), C(tag).
+  returned: success
+  type: list
+  elements: dict
+  sample: [{ref: solutions.mooring.local/example-1.0.0/example-app:1.0.0, digest: "sha256:6787...", file: /c/example-app_1.0.0.oci.tar}]
+crds:
+  description: The CustomResourceDefinitions of this version, labelled, ready to apply when it is activated.
+  returned: success
+  type: list
+  elements: dict
+solution:
+  description: The full validated summary (name, version, images with digests, operator image and manifests).
+  returned: success
+  type: dict
+"""
