@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Stop everything tests/openstack/start.sh WORKDIR started, also after a failed start.
+#   tests/openstack/stop.sh WORKDIR [--keep]   (--keep leaves WORKDIR's logs and data)
+# Each service was started in its own session: its pid file holds the process group id.
+# TERM to every group, up to 20 s grace, then KILL. Idempotent; exit 0 when nothing is left.
+set -uo pipefail
+W=${1:?usage: stop.sh WORKDIR [--keep]}
+KEEP=${2:-}
+[ -d "$W/pids" ] || exit 0
+alive() { kill -0 -- "-$1" 2>/dev/null || kill -0 "$1" 2>/dev/null; }
+pgids=()
+for f in "$W"/pids/*.pid; do
+  [ -e "$f" ] || continue
+  p=$(cat "$f")
+  [[ "$p" =~ ^[0-9]+$ ]] || continue
+  pgids+=("$p")
+  kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null || true
+done
+for _ in $(seq 1 40); do
+  left=0
+  for p in "${pgids[@]}"; do alive "$p" && left=1; done
+  [ "$left" = 0 ] && break
+  sleep 0.5
+done
+for p in "${pgids[@]}"; do
+  if alive "$p"; then
+    echo "stop.sh: process group $p ignored TERM; KILL" >&2
+    kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true
+  fi
+done
+sleep 0.5
+status=0
+for p in "${pgids[@]}"; do
+  if alive "$p"; then echo "stop.sh: process group $p still alive" >&2; status=1; fi
+done
+rm -f "$W"/pids/*.pid
+if [ "$status" = 0 ] && [ "$KEEP" != "--keep" ]; then rm -rf "$W"; fi
+exit "$status"
