@@ -887,6 +887,11 @@ def _bundle_size(data, signature, metas):
     return (total + tarfile.RECORDSIZE - 1) // tarfile.RECORDSIZE * tarfile.RECORDSIZE
 
 
+def bundle_id_of(path):
+    """The id (sha256 of bundle.json) of the bundle at ``path``, None when absent or unreadable."""
+    return _existing_manifest_id(path)
+
+
 def _existing_manifest_id(path):
     try:
         data, _signature = read_head(path)
@@ -1021,9 +1026,18 @@ def summarize(manifest, bundle_id, root=None):
         }
         if base:
             addons[name]["dir"] = posixpath.join(base, name)
-    return {"id": bundle_id, "hash": manifest.get("hash"), "lock_digest": manifest.get("lockDigest"),
-            "signer": manifest.get("signer"), "sandbox_image": manifest.get("sandboxImage"),
-            "distro": manifest.get("distro"), "path": base, "addons": addons}
+    summary = {"id": bundle_id, "hash": manifest.get("hash"), "lock_digest": manifest.get("lockDigest"),
+               "signer": manifest.get("signer"), "sandbox_image": manifest.get("sandboxImage"),
+               "distro": manifest.get("distro"), "path": base, "addons": addons,
+               "packages": sorted({p for a in addons.values() for p in a["packages"]})}
+    if base:
+        # Flat lists with absolute paths, so roles need no Jinja to find things.
+        summary["repos"] = [posixpath.join(base, a["repo"]) for _, a in sorted(addons.items()) if a["repo"]]
+        summary["binaries"] = [dict(b, addon=n, path=posixpath.join(base, b["path"]))
+                               for n, a in sorted(addons.items()) for b in a["binaries"]]
+        summary["images"] = [dict(i, addon=n, path=posixpath.join(base, i["path"]))
+                             for n, a in sorted(addons.items()) for i in a["images"]]
+    return summary
 
 
 def _extract_package(name, pkg, fileobj, dest):
@@ -1109,3 +1123,31 @@ def unpack_bundle(path, root, public_raw, expected_id=None, progress=None):
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return summarize(manifest, bundle_id, root), True
+
+
+# --------------------------------------------------------------------------------------------
+# containerd image import (host side), command lines kept here so they are unit-tested
+# --------------------------------------------------------------------------------------------
+def ctr_list_argv(ctr="ctr", address="/run/containerd/containerd.sock", namespace="k8s.io"):
+    return [ctr, "--address", address, "--namespace", namespace, "images", "list", "--quiet"]
+
+
+def ctr_import_argv(path, ctr="ctr", address="/run/containerd/containerd.sock", namespace="k8s.io"):
+    # No registry involved: the archive is read from disk and unpacked into the snapshotter.
+    return [ctr, "--address", address, "--namespace", namespace, "images", "import", "--no-unpack=false", path]
+
+
+def images_to_import(wanted, present):
+    """The images of ``wanted`` (dicts with ``ref``) whose reference is not in ``present``."""
+    present = set(present)
+    return [image for image in wanted if image["ref"] not in present and _docker_io(image["ref"]) not in present]
+
+
+def _docker_io(ref):
+    """containerd names Docker Hub images in full (docker.io/library/x:tag)."""
+    first = ref.split("/", 1)[0]
+    if "/" in ref and ("." in first or ":" in first or first == "localhost"):
+        return ref
+    if "/" not in ref:
+        return "docker.io/library/" + ref
+    return "docker.io/" + ref

@@ -1,0 +1,119 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: bundle_image
+short_description: Import image archives from an unpacked bundle into containerd, with no registry
+version_added: 0.1.0
+description:
+  - Lists the images of a containerd namespace (C(ctr images list --quiet)) and imports, with
+    C(ctr images import), every archive whose reference is not there yet. Archives are OCI or Docker
+    archives as stored in the bundle; nothing is pulled.
+  - After importing, checks that each reference is present and fails naming it otherwise.
+author:
+  - mooring.cluster developers
+attributes:
+  check_mode:
+    support: full
+    description: Reports which images would be imported.
+  diff_mode:
+    support: full
+    description: Shows the namespace's image list before and after.
+options:
+  images:
+    description: Images to make present - C(ref) and C(path) (archive on the host); other keys are ignored.
+    type: list
+    elements: dict
+    required: true
+  namespace:
+    description: containerd namespace (C(k8s.io) is the one the CRI plugin and kubelet use).
+    type: str
+    default: k8s.io
+  address:
+    description: containerd's socket.
+    type: path
+    default: /run/containerd/containerd.sock
+  ctr:
+    description: The C(ctr) command.
+    type: str
+    default: ctr
+seealso:
+  - module: mooring.cluster.bundle_unpack
+"""
+
+EXAMPLES = r"""
+- name: Import the bundle's images into containerd
+  mooring.cluster.bundle_image:
+    images:
+      - ref: localhost/mooring/hello:1.0
+        path: /var/lib/mooring/bundles/ID/containerd/images/localhost_mooring_hello_1.0.oci-archive.tar
+"""
+
+RETURN = r"""
+imported:
+  description: References imported by this run.
+  returned: always
+  type: list
+  elements: str
+  sample: [localhost/mooring/hello:1.0]
+present:
+  description: References that were already present.
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import ctr_import_argv, ctr_list_argv, images_to_import  # noqa: E402
+
+
+def list_images(module, params):
+    rc, out, err = module.run_command(ctr_list_argv(params["ctr"], params["address"], params["namespace"]))
+    if rc != 0:
+        module.fail_json(msg="cannot list containerd images (is containerd running at %s?): %s"
+                         % (params["address"], err.strip()))
+    return sorted(line.strip() for line in out.splitlines() if line.strip())
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            images=dict(type="list", elements="dict", required=True),
+            namespace=dict(type="str", default="k8s.io"),
+            address=dict(type="path", default="/run/containerd/containerd.sock"),
+            ctr=dict(type="str", default="ctr"),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    for index, image in enumerate(params["images"]):
+        if not image.get("ref") or not image.get("path"):
+            module.fail_json(msg="images[%d]: both 'ref' and 'path' are required, got %r" % (index, image))
+    before = list_images(module, params)
+    missing = images_to_import(params["images"], before)
+    result = dict(changed=bool(missing), imported=[i["ref"] for i in missing],
+                  present=[i["ref"] for i in params["images"] if i not in missing])
+    if missing and not module.check_mode:
+        for image in missing:
+            rc, _out, err = module.run_command(ctr_import_argv(image["path"], params["ctr"], params["address"],
+                                                               params["namespace"]))
+            if rc != 0:
+                module.fail_json(msg="ctr images import %s failed: %s" % (image["path"], err.strip()), **result)
+        after = list_images(module, params)
+        still = images_to_import(missing, after)
+        if still:
+            module.fail_json(msg="imported %s but %s is not listed in namespace %s (the archive names the image "
+                             "differently?); listed: %s" % (still[0]["path"], still[0]["ref"], params["namespace"],
+                                                            ", ".join(after)), **result)
+        if module._diff:
+            result["diff"] = dict(before="\n".join(before) + "\n", after="\n".join(after) + "\n")
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: bundle_unpack
+short_description: Verify an air-gap bundle on a host, then unpack it under /var/lib/mooring/bundles/<id>
+version_added: 0.1.0
+description:
+  - Before anything is written, reads the whole bundle once and checks the Ed25519 signature of
+    C(bundle.json) with the host's trusted public key and the sha256 of every package. A tampered,
+    truncated or unsigned bundle is refused and nothing under O(dest) changes.
+  - Then unpacks into a temporary directory, re-checking every file's sha256 against the signed manifest,
+    and renames it to C(<dest>/<id>) only when all matched. A partial unpack is never left in place.
+  - When C(<dest>/<id>) already holds that bundle (its C(bundle.json) hashes to O(id) and its signature
+    verifies), nothing is done and O(src) is not needed.
+  - Standard library only - hosts do not need C(python3-cryptography).
+author:
+  - mooring.cluster developers
+attributes:
+  check_mode:
+    support: full
+    description: Verifies the bundle (read-only) and reports whether it would be unpacked.
+  diff_mode:
+    support: full
+    description: Shows the unpacked bundle directory before and after.
+options:
+  src:
+    description: The bundle file on the host. Needed unless O(id) is already unpacked.
+    type: path
+  dest:
+    description: Directory holding unpacked bundles.
+    type: path
+    default: /var/lib/mooring/bundles
+  pubkey:
+    description: Trusted Ed25519 public key file on the host (PEM).
+    type: path
+    default: /etc/mooring/bundle-signing.pub
+  id:
+    description: The expected bundle id (sha256 of its C(bundle.json), as returned by M(mooring.cluster.bundle_build)).
+      A bundle with another id is refused.
+    type: str
+  remove_src:
+    description: Delete O(src) after it was unpacked.
+    type: bool
+    default: false
+seealso:
+  - module: mooring.cluster.bundle_build
+  - module: mooring.cluster.bundle_verify
+"""
+
+EXAMPLES = r"""
+- name: Unpack the copied bundle
+  mooring.cluster.bundle_unpack:
+    src: /var/lib/mooring/bundles/incoming/bundle.tar
+    id: "{{ bundle.id }}"
+    remove_src: true
+  register: unpacked
+"""
+
+RETURN = r"""
+bundle:
+  description: Summary of the unpacked bundle - C(id), C(path) (its directory), C(hash), C(signer),
+    C(sandbox_image) and per add-on C(dir), C(version), C(repo), C(packages), C(binaries), C(images).
+  returned: success
+  type: dict
+  sample: {id: 436afbfa61618ceb45ee270770d75d7d41f671637e2a644a1534a1e227d49629,
+           path: /var/lib/mooring/bundles/436afbfa61618ceb45ee270770d75d7d41f671637e2a644a1534a1e227d49629}
+"""
+
+import os  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import BundleError, installed_bundle, read_public_key, unpack_bundle, verify_bundle  # noqa: E402
+
+
+def decide_and_act(params, check_mode):
+    """(changed, summary): nothing to do when the bundle is already unpacked and verifies."""
+    public = read_public_key(params["pubkey"])
+    if params["id"]:
+        current = installed_bundle(params["dest"], params["id"], public)
+        if current is not None:
+            return False, current
+    if not params["src"] or not os.path.exists(params["src"]):
+        raise BundleError("bundle %s is not unpacked under %s and src %r does not exist; copy the bundle first"
+                          % (params["id"] or "?", params["dest"], params["src"]))
+    if check_mode:
+        summary = verify_bundle(params["src"], public)
+        if params["id"] and summary["id"] != params["id"]:
+            raise BundleError("%s: bundle id %s, expected %s; refusing it" % (params["src"], summary["id"], params["id"]))
+        current = installed_bundle(params["dest"], summary["id"], public)
+        return current is None, current or summary
+    summary, changed = unpack_bundle(params["src"], params["dest"], public, expected_id=params["id"])
+    if params["remove_src"]:
+        os.unlink(params["src"])
+    return changed, summary
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            src=dict(type="path"),
+            dest=dict(type="path", default="/var/lib/mooring/bundles"),
+            pubkey=dict(type="path", default="/etc/mooring/bundle-signing.pub"),
+            id=dict(type="str"),
+            remove_src=dict(type="bool", default=False),
+        ),
+        supports_check_mode=True,
+    )
+    try:
+        changed, summary = decide_and_act(module.params, module.check_mode)
+    except (BundleError, OSError) as exc:
+        module.fail_json(msg=str(exc))
+    result = dict(changed=changed, bundle=summary)
+    if module._diff and changed:
+        result["diff"] = dict(before="", after="%s\n" % os.path.join(module.params["dest"], summary["id"]))
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: bundle_verify
+short_description: Verify an air-gap bundle's signature and every checksum, without unpacking it
+version_added: 0.1.0
+description:
+  - Reads the bundle once, as a stream - checks the Ed25519 signature of C(bundle.json) with the trusted
+    public key first, then the size and sha256 of every package against the signed manifest; any extra,
+    missing or altered member makes it fail. Nothing is written.
+  - Needs only Python's standard library (the signature check does not use C(cryptography)), so it runs on
+    the controller (C(delegate_to: localhost)) and on minimal hosts alike.
+  - Returns what roles need to install the bundle - per add-on its apt repository, host packages,
+    binaries and images.
+author:
+  - mooring.cluster developers
+attributes:
+  check_mode:
+    support: full
+    description: Read-only; runs the same in check mode.
+  diff_mode:
+    support: none
+options:
+  path:
+    description: The bundle file.
+    type: path
+    required: true
+  pubkey:
+    description: Trusted Ed25519 public key file (PEM, C(BEGIN PUBLIC KEY)).
+    type: path
+  pubkey_content:
+    description: The trusted public key itself (PEM text), instead of O(pubkey).
+    type: str
+seealso:
+  - module: mooring.cluster.bundle_build
+  - module: mooring.cluster.bundle_unpack
+"""
+
+EXAMPLES = r"""
+- name: Refuse a tampered bundle on the controller before copying anything
+  mooring.cluster.bundle_verify:
+    path: "{{ inventory_dir }}/bundle.tar"
+    pubkey: ~/.config/mooring/bundle-signing.pub
+  delegate_to: localhost
+  run_once: true
+  register: bundle_info
+"""
+
+RETURN = r"""
+bundle:
+  description: Summary of the verified bundle.
+  returned: success
+  type: dict
+  contains:
+    id:
+      description: sha256 of C(bundle.json).
+      type: str
+    hash:
+      description: Installer hash from the lock.
+      type: str
+    signer:
+      description: Fingerprint of the key that signed it.
+      type: str
+    sandbox_image:
+      description: The sandbox (pause) image the lock pins.
+      type: str
+    addons:
+      description: Per add-on C(version), C(repo), C(packages), C(binaries), C(images).
+      type: dict
+  sample: {id: 436afbfa61618ceb45ee270770d75d7d41f671637e2a644a1534a1e227d49629, hash: a22dc05}
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import BundleError, public_key_from_pem, read_public_key, verify_bundle  # noqa: E402
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type="path", required=True),
+            pubkey=dict(type="path"),
+            pubkey_content=dict(type="str"),
+        ),
+        mutually_exclusive=[("pubkey", "pubkey_content")],
+        required_one_of=[("pubkey", "pubkey_content")],
+        supports_check_mode=True,
+    )
+    try:
+        if module.params["pubkey_content"]:
+            public = public_key_from_pem(module.params["pubkey_content"])
+        else:
+            public = read_public_key(module.params["pubkey"])
+        summary = verify_bundle(module.params["path"], public)
+    except (BundleError, OSError) as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(changed=False, bundle=summary)
+
+
+if __name__ == "__main__":
+    main()
