@@ -149,12 +149,14 @@ class InventoryModule(BaseInventoryPlugin):
             result = scheduling.schedule(
                 raws, state, self.get_option("control_plane_count"),
                 self.get_option("min_cpus"), self.get_option("min_memory_mb"))
+            written = False
             if self.get_option("write_state") and result["state"]["machines"]:
-                scheduling.save_state(state_path, result["state"])
+                written = scheduling.save_state(state_path, result["state"])
         except MooringError as exc:
             raise AnsibleParserError(to_native(exc)) from exc
         self._populate(result, {m["name"]: scheduling.normalize_machine(m) for m in raws})
         self.inventory.set_variable("all", "mooring_schedule_replaced", replaced)
+        self.inventory.set_variable("all", "mooring_schedule_changed", written)
 
     def _populate(self, result, machines):
         for group in ("control_plane", "etcd", "workers", UNSCHEDULED):

@@ -48,6 +48,8 @@ def test_waits_for_enough_machines_then_schedules_and_persists(tmp_path):
     source = write(tmp_path, [machine(4), machine(3), machine(2), machine(1)])
     inv, g = groups(source)
     assert g == {"control_plane": ["h1", "h2", "h3"], "etcd": ["h1", "h2", "h3"], "workers": ["h4"], "unscheduled": []}
+    assert inv.groups["all"].get_vars()["mooring_schedule_changed"] is True
+    assert groups(source)[0].groups["all"].get_vars()["mooring_schedule_changed"] is False
     state = json.loads((tmp_path / "state" / "schedule.json").read_text())
     assert state["controlPlaneCount"] == 3
     h1 = inv.get_host("h1").get_vars()
