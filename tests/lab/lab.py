@@ -338,7 +338,8 @@ def start_host(name, i, image, privileged):
            "--ip", host_address(name, i), "--systemd=always", "--label", "mooring.lab=" + name]
     if privileged:
         vol = "%s-containerd" % h
-        podman("volume", "create", "--ignore", "--label", "mooring.lab=" + name, vol)
+        if podman("volume", "exists", vol, check=False).returncode != 0:
+            podman("volume", "create", "--label", "mooring.lab=" + name, vol)
         cmd += ["--privileged", "-v", "%s:/var/lib/containerd" % vol]
     podman(*cmd, image)
     return h
