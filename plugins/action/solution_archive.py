@@ -50,7 +50,8 @@ class ActionModule(ActionBase):
             "signed": summary["signed"],
             "signature_verified": summary["signature_verified"],
             "warnings_archive": summary["warnings"],
-            "images": images,
+            "images": [{"ref": i["ref"], "digest": i["digest"], "file": i["file"]} for i in images],
+            "image_names": ["%s:%s" % (i["name"], i["tag"]) for i in summary["images"]],
             "crds": render_crds(summary),
             "solution": summary,
         })

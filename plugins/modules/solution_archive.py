@@ -99,11 +99,17 @@ warnings_archive:
   type: list
   elements: str
 images:
-  description: Exported images (empty without O(export_dir)) with C(ref), C(digest), C(file), C(sha256), C(name), C(tag).
+  description: Exported images (empty without O(export_dir)), each with C(ref), C(digest) and C(file) (on the controller).
   returned: success
   type: list
   elements: dict
   sample: [{ref: solutions.mooring.local/example-1.0.0/example-app:1.0.0, digest: "sha256:6787...", file: /c/example-app_1.0.0.oci.tar}]
+image_names:
+  description: The images of C(spec.images) as C(name:tag).
+  returned: success
+  type: list
+  elements: str
+  sample: [example-operator:1.0.0, example-app:1.0.0]
 crds:
   description: The CustomResourceDefinitions of this version, labelled, ready to apply when it is activated.
   returned: success

@@ -48,6 +48,10 @@ options:
       file:
         description: OCI archive on the host to import from (required when O(state=present)).
         type: path
+  directory:
+    description: Directory on the host holding the archives; when set, each O(images[].file) is looked up
+      there by its base name.
+    type: path
   state:
     description: Whether the images must be present or absent.
     type: str
@@ -124,6 +128,8 @@ images:
   sample: {"solutions.mooring.local/example-1.0.0/example-app:1.0.0": "sha256:6787217e5ccfb4e99f618fe2b4ff18efb43b08cca832263982ff4275ddb368b6"}
 """
 
+import os  # noqa: E402
+
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.urls import open_url  # noqa: E402
 
@@ -143,6 +149,7 @@ def main():
                 "digest": {"type": "str", "required": True},
                 "file": {"type": "path"},
             }},
+            "directory": {"type": "path"},
             "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
             "namespace": {"type": "str", "default": "k8s.io"},
             "address": {"type": "path", "default": "/run/containerd/containerd.sock"},
@@ -155,8 +162,13 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    images = [dict(i) for i in p["images"]]
+    if p["directory"]:
+        for i in images:
+            if i.get("file"):
+                i["file"] = os.path.join(p["directory"], os.path.basename(i["file"]))
     if p["state"] == "present":
-        missing = [i["ref"] for i in p["images"] if not i.get("file")]
+        missing = [i["ref"] for i in images if not i.get("file")]
         if missing:
             module.fail_json(msg="images[].file is required with state=present (missing for %s)" % ", ".join(missing))
 
@@ -171,7 +183,7 @@ def main():
 
     try:
         out = ensure_images(
-            module.run_command, p["images"], state=p["state"], ctr=p["ctr_path"], address=p["address"],
+            module.run_command, images, state=p["state"], ctr=p["ctr_path"], address=p["address"],
             namespace=p["namespace"], snapshotter=p["snapshotter"], check_mode=module.check_mode,
             push=p["push"], plain_http=p["registry_plain_http"],
             skip_verify=not p["registry_validate_certs"], registry_digest=registry_digest,
