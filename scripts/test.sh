@@ -37,11 +37,22 @@ run_unit() {
 }
 
 run_sanity() {
-  local dest="$WORK/sanity/ansible_collections/mooring/cluster"
-  rm -rf "$dest"
+  # Outside this git checkout: inside it, ansible-test would list files through git and
+  # see nothing under the ignored .work/.
+  local base="${TMPDIR:-/tmp}/mooring-sanity.$(id -u)"
+  local dest="$base/ansible_collections/mooring/cluster"
+  rm -rf "$base"
   mkdir -p "$dest"
   # Only what git would ship: tracked files plus untracked ones not ignored.
   git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -C "$dest" -xf -
+  # ansible-test bootstraps pip in its per-test venvs with a script it downloads from a host
+  # we cannot reach; give it the offline stand-in under the name it caches that script as.
+  local pip_version
+  pip_version=$(python -c 'import re, ansible_test._internal.python_requirements as r, inspect; print(re.search(r"pip=.([0-9.]+)", inspect.getsource(r)).group(1))')
+  mkdir -p "$HOME/.ansible/test/cache"
+  cp tests/sanity/get_pip_offline.py "$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
+  local cert=${PIP_CERT:-${SSL_CERT_FILE:-${REQUESTS_CA_BUNDLE:-}}}
+  { echo "[global]"; [ -n "$cert" ] && echo "cert = $cert"; true; } > "$HOME/.ansible/test/cache/mooring-pip.conf"
   (cd "$dest" && ansible-test sanity --venv --python 3.11 --color no)
 }
 

@@ -10,7 +10,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.mooring.cluster.plugins.module_utils.catalog import load_catalog, resolve_versions
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.kurl_hash import kurl_hash
-from ansible_collections.mooring.cluster.plugins.module_utils.spec import parse_installer
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import hash_installer, parse_installer
 
 
 def _document(value):
@@ -26,7 +26,7 @@ def installer_hash(value):
     try:
         if isinstance(value, dict) and "apiVersion" not in value:
             return kurl_hash(value)
-        return parse_installer(_document(value)).hash
+        return hash_installer(_document(value))[0]
     except MooringError as exc:
         raise AnsibleFilterError(to_native(exc)) from exc
 

@@ -11,20 +11,23 @@ import tempfile
 from ansible_collections.mooring.cluster.plugins.module_utils.catalog import load_catalog
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import SpecError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock import build_lock, dump_lock
-from ansible_collections.mooring.cluster.plugins.module_utils.spec import parse_installer
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import hash_installer, parse_installer
+
+
+def read_text(path):
+    """The text of an installer file ('-' for stdin)."""
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        with open(path, "r", encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise SpecError("cannot read %s: %s" % (path, exc.strerror)) from exc
 
 
 def read_installer(path):
-    """Parse an installer file ('-' for stdin)."""
-    try:
-        if path == "-":
-            text = sys.stdin.read()
-        else:
-            with open(path, "r", encoding="utf-8") as handle:
-                text = handle.read()
-    except OSError as exc:
-        raise SpecError("cannot read %s: %s" % (path, exc.strerror)) from exc
-    return parse_installer(text)
+    """Parse and validate an installer file ('-' for stdin)."""
+    return parse_installer(read_text(path))
 
 
 def write_atomic(path, text):
@@ -58,7 +61,7 @@ def _validate(args):
 
 
 def _hash(args):
-    print(read_installer(args.file).hash)
+    print(hash_installer(read_text(args.file))[0])
     return 0
 
 

@@ -4,9 +4,11 @@
 
 ``parse_installer(text_or_mapping)`` returns an :class:`Installer` or raises
 :class:`SpecError` listing every problem at once, each with its path and the allowed values.
-Documents are read with YAML 1.2 core-schema rules (``yes`` stays a string), as kURL does.
-kURL ``Installer`` documents (``cluster.kurl.sh/v1beta1``, ``kurl.sh/v1beta1``) are accepted:
-their hash is kURL's, supported add-ons are mapped, the rest are reported by name.
+Documents are validated as read with YAML 1.2 core-schema rules (``yes`` stays a string). The
+hash is computed from the text as kurl.sh itself parsed it (js-yaml 4, which differs from the
+core schema on a few plain scalars such as ``1_000`` or dates), so the 7-character identifier is
+kURL's for the same document. kURL ``Installer`` documents (``cluster.kurl.sh/v1beta1``,
+``kurl.sh/v1beta1``) are accepted: supported add-ons are mapped, the rest reported by name.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.kurl_hash import (
     kurl_hash,
     kurl_hash_digest,
     load_yaml_1_2,
+    load_yaml_kurl,
 )
 
 try:
@@ -144,12 +147,14 @@ class Installer(object):
     kURL mapping with defaults filled in; ``unsupported`` names kURL add-ons/fields we do not map.
     """
 
-    def __init__(self, document, addons, source, unsupported):
+    def __init__(self, document, addons, source, unsupported, hash_document=None):
         self.document = document
         self.spec = document.get("spec") or {}
         self.addons = addons
         self.source = source
         self.unsupported = unsupported
+        # The document as kurl.sh parsed it; only the hash reads it.
+        self._hash_document = hash_document if hash_document is not None else document
 
     @property
     def name(self):
@@ -157,11 +162,11 @@ class Installer(object):
 
     @property
     def hash(self):
-        return kurl_hash(self.spec)
+        return kurl_hash(self._hash_document.get("spec") or {}, self._hash_document.get("apiVersion"))
 
     @property
     def digest(self):
-        return kurl_hash_digest(self.spec)
+        return kurl_hash_digest(self._hash_document.get("spec") or {}, self._hash_document.get("apiVersion"))
 
     def requested_versions(self):
         return {name: str(values["version"]) for name, values in self.addons.items()}
@@ -291,6 +296,17 @@ def _map_kurl(document):
     return result, unsupported
 
 
+def _hash_document(source, document):
+    """The document as kurl.sh parsed the same text (falls back to ``document``)."""
+    if isinstance(source, dict):
+        return document
+    try:
+        parsed = load_yaml_kurl(source)
+    except Exception:  # a document js-yaml would reject: hash what we validated
+        return document
+    return parsed if isinstance(parsed, dict) else document
+
+
 def parse_installer(source):
     """Validate an installer document; return an :class:`Installer` or raise SpecError."""
     document = load_document(source)
@@ -314,4 +330,21 @@ def parse_installer(source):
         problems.extend(_semantic_problems(addons))
     if problems:
         raise SpecError("the installer spec is invalid", problems)
-    return Installer(document, addons, source_kind, unsupported)
+    return Installer(document, addons, source_kind, unsupported, _hash_document(source, document))
+
+
+def hash_installer(source):
+    """(7-character hash, 64-hex digest) of an Installer document without validating its add-ons.
+
+    Hashing is defined for any Installer document kURL would hash, including kURL add-ons
+    mooring.cluster does not support; only the document's shape is checked here.
+    """
+    document = load_document(source)
+    if document.get("kind") != KIND or document.get("apiVersion") not in (API_VERSION,) + KURL_API_VERSIONS:
+        raise SpecError("not an Installer document: apiVersion must be one of %s and kind must be Installer"
+                        % ", ".join((API_VERSION,) + KURL_API_VERSIONS))
+    if not isinstance(document.get("spec"), dict):
+        raise SpecError("spec: required (a mapping of add-ons)")
+    hashed = _hash_document(source, document)
+    spec = hashed.get("spec") if isinstance(hashed.get("spec"), dict) else document["spec"]
+    return kurl_hash(spec, hashed.get("apiVersion")), kurl_hash_digest(spec, hashed.get("apiVersion"))

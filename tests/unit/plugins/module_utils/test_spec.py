@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import SpecError
-from ansible_collections.mooring.cluster.plugins.module_utils.spec import parse_installer
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import hash_installer, parse_installer
 
 GOOD = textwrap.dedent("""
     apiVersion: cluster.mooring.io/v1beta1
@@ -138,6 +138,33 @@ def test_kurl_document_is_mapped_and_unsupported_named():
 
 
 def test_kurl_hash_of_kurl_document_is_kurls_published_example():
-    installer = parse_installer("apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\nmetadata: {name: x}\n"
-                                "spec:\n  kubernetes:\n    version: 1.15.3\n")
-    assert installer.hash == "3138d30"
+    text = "apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\nmetadata: {name: x}\nspec:\n  kubernetes:\n    version: 1.15.3\n"
+    assert hash_installer(text)[0] == "3138d30"
+    # the same spec with a CNI is a valid installer whose hash covers the CNI too
+    installer = parse_installer(text + "  flannel:\n    version: latest\n")
+    assert installer.hash != "3138d30" and len(installer.hash) == 7
+
+
+def test_hash_only_needs_an_installer_shape():
+    with pytest.raises(SpecError) as err:
+        hash_installer("apiVersion: v1\nkind: Pod\nspec: {}\n")
+    assert "not an Installer document" in str(err.value)
+    assert hash_installer("apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\nspec: {weave: {version: latest}}\n")
+
+
+def test_hash_reads_the_text_as_kurl_did():
+    # kurl.sh (js-yaml 4) reads 1_000 as the number 1000; the YAML 1.2 core schema keeps a string.
+    text = ("apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\nmetadata: {name: x}\n"
+            "spec:\n  kubernetes:\n    version: 1.15.3\n  containerd:\n    version: 1_000\n")
+    from ansible_collections.mooring.cluster.plugins.module_utils.kurl_hash import kurl_hash, kurl_hash_yaml
+    assert hash_installer(text)[0] == kurl_hash_yaml(text)
+    assert hash_installer(text)[0] == kurl_hash({"kubernetes": {"version": "1.15.3"}, "containerd": {"version": 1000}})
+    assert hash_installer(text)[0] != kurl_hash({"kubernetes": {"version": "1.15.3"}, "containerd": {"version": "1_000"}})
+
+
+def test_hash_ignores_metadata_and_key_order():
+    a = parse_installer("apiVersion: cluster.mooring.io/v1beta1\nkind: Installer\nmetadata: {name: a}\n"
+                        "spec:\n  kubernetes: {version: latest, podCIDR: 10.32.0.0/16}\n  calico: {version: latest}\n")
+    b = parse_installer("kind: Installer\nspec:\n  calico: {version: latest}\n  kubernetes: {podCIDR: 10.32.0.0/16, version: latest}\n"
+                        "apiVersion: cluster.mooring.io/v1beta1\nmetadata: {name: b}\n")
+    assert a.hash == b.hash
