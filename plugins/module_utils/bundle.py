@@ -1006,6 +1006,13 @@ def verify_bundle(path, public_raw, progress=None):
     return summarize(manifest, hashlib.sha256(data).hexdigest())
 
 
+def verify_signature(path, public_raw):
+    """Check only the signature of bundle.json (reads the first members). Returns the summary."""
+    data, signature = read_head(path)
+    manifest = verify_manifest(data, signature, public_raw, path)
+    return summarize(manifest, hashlib.sha256(data).hexdigest())
+
+
 def summarize(manifest, bundle_id, root=None):
     """What roles need: per add-on directory, apt repo, host packages, binaries and images."""
     base = posixpath.join(root, bundle_id) if root else None

@@ -44,7 +44,7 @@ options:
       A bundle with another id is refused.
     type: str
   remove_src:
-    description: Delete O(src) after it was unpacked.
+    description: Delete O(src) after it was unpacked, and also when it was refused (nothing of it stays on the host).
     type: bool
     default: false
 seealso:
@@ -75,26 +75,32 @@ import os  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils.bundle import BundleError, installed_bundle, read_public_key, unpack_bundle, verify_bundle  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils import bundle as backend  # noqa: E402
 
 
 def decide_and_act(params, check_mode):
     """(changed, summary): nothing to do when the bundle is already unpacked and verifies."""
-    public = read_public_key(params["pubkey"])
+    public = backend.read_public_key(params["pubkey"])
     if params["id"]:
-        current = installed_bundle(params["dest"], params["id"], public)
+        current = backend.installed_bundle(params["dest"], params["id"], public)
         if current is not None:
             return False, current
     if not params["src"] or not os.path.exists(params["src"]):
-        raise BundleError("bundle %s is not unpacked under %s and src %r does not exist; copy the bundle first"
+        raise backend.BundleError("bundle %s is not unpacked under %s and src %r does not exist; copy the bundle first"
                           % (params["id"] or "?", params["dest"], params["src"]))
     if check_mode:
-        summary = verify_bundle(params["src"], public)
+        summary = backend.verify_bundle(params["src"], public)
         if params["id"] and summary["id"] != params["id"]:
-            raise BundleError("%s: bundle id %s, expected %s; refusing it" % (params["src"], summary["id"], params["id"]))
-        current = installed_bundle(params["dest"], summary["id"], public)
+            raise backend.BundleError("%s: bundle id %s, expected %s; refusing it" % (params["src"], summary["id"], params["id"]))
+        current = backend.installed_bundle(params["dest"], summary["id"], public)
         return current is None, current or summary
-    summary, changed = unpack_bundle(params["src"], params["dest"], public, expected_id=params["id"])
+    try:
+        summary, changed = backend.unpack_bundle(params["src"], params["dest"], public, expected_id=params["id"])
+    except backend.BundleError as exc:
+        if params["remove_src"]:
+            os.unlink(params["src"])
+            raise backend.BundleError("%s (the refused copy %s was deleted)" % (exc, params["src"])) from exc
+        raise
     if params["remove_src"]:
         os.unlink(params["src"])
     return changed, summary
@@ -113,7 +119,7 @@ def main():
     )
     try:
         changed, summary = decide_and_act(module.params, module.check_mode)
-    except (BundleError, OSError) as exc:
+    except (backend.BundleError, OSError) as exc:
         module.fail_json(msg=str(exc))
     result = dict(changed=changed, bundle=summary)
     if module._diff and changed:
