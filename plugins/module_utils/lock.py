@@ -65,6 +65,8 @@ def build_lock(installer, catalog, architectures=DEFAULT_ARCHITECTURES):
         "architectures": architectures,
         "addons": addons,
     }
+    # Plain JSON types only (callers may pass str subclasses, e.g. ansible-core's tagged values).
+    lock = json.loads(canonical_json(lock))
     lock["digest"] = lock_digest(lock)
     return lock
 
