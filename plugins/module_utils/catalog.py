@@ -11,6 +11,7 @@ compatibility. It knows nothing about Ansible.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import re
 
@@ -37,6 +38,7 @@ _SEMVER = re.compile(
 )
 _MINOR_WILDCARD = re.compile(r"^(?P<major>0|[1-9]\d*)\.(?P<minor>0|[1-9]\d*)\.x$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def default_catalog_dir():
@@ -46,6 +48,7 @@ def default_catalog_dir():
 
 
 # --------------------------------------------------------------------------- versions
+@functools.lru_cache(maxsize=4096)
 def parse_version(text):
     """Semantic version -> (major, minor, patch, prerelease-or-None). Raises ValueError."""
     match = _SEMVER.match(str(text))
@@ -63,6 +66,7 @@ def is_minor_wildcard(text):
     return bool(_MINOR_WILDCARD.match(str(text)))
 
 
+@functools.lru_cache(maxsize=4096)
 def version_key(text):
     """Sort key implementing semantic version precedence (a prerelease sorts before its release)."""
     major, minor, patch, pre = parse_version(text)
@@ -81,6 +85,7 @@ def minor_of(text):
     return "%d.%d" % (major, minor)
 
 
+@functools.lru_cache(maxsize=1024)
 def in_range(version, spec_range):
     """True when ``version`` satisfies a PEP 440-style range such as '>=1.29.0,<1.33.0'."""
     if not spec_range:
@@ -93,7 +98,7 @@ def in_range(version, spec_range):
 def _read_yaml_documents(path):
     try:
         with open(path, "r", encoding="utf-8") as handle:
-            docs = [d for d in yaml.safe_load_all(handle) if d is not None]
+            docs = [d for d in yaml.load_all(handle, Loader=_SafeLoader) if d is not None]
     except (OSError, yaml.YAMLError) as exc:
         raise CatalogError("cannot read catalog file %s: %s" % (path, exc)) from exc
     entries = []
@@ -140,6 +145,16 @@ class Catalog(object):
         problems = check_catalog(addons)
         if problems:
             raise CatalogError("the catalog is invalid", problems)
+        # Decided once: versions newest first (semantic order), and each version's entry.
+        self._sorted = {}
+        self._releases = {}
+        self._entries = {}
+        for name, data in addons.items():
+            entries = {str(v["version"]): v for v in data.get("versions", [])}
+            ordered = sorted(entries, key=version_key, reverse=True)
+            self._entries[name] = entries
+            self._sorted[name] = ordered
+            self._releases[name] = [v for v in ordered if parse_version(v)[3] is None]
 
     def names(self):
         return sorted(self.addons)
@@ -149,16 +164,13 @@ class Catalog(object):
 
     def versions(self, addon, include_prereleases=True):
         """The add-on's versions, newest first, by semantic ordering."""
-        versions = [str(v["version"]) for v in self.addons[addon].get("versions", [])]
-        if not include_prereleases:
-            versions = [v for v in versions if parse_version(v)[3] is None]
-        return sorted(versions, key=version_key, reverse=True)
+        return list(self._sorted[addon] if include_prereleases else self._releases[addon])
 
     def entry(self, addon, version):
-        for entry in self.addons[addon].get("versions", []):
-            if str(entry["version"]) == version:
-                return entry
-        raise CatalogError("%s %s is not in the catalog" % (addon, version))
+        try:
+            return self._entries[addon][version]
+        except KeyError:
+            raise CatalogError("%s %s is not in the catalog" % (addon, version)) from None
 
     def supported_versions(self):
         """kURL's ``supported-versions-gen.json`` shape."""
