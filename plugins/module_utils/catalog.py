@@ -15,7 +15,14 @@ import functools
 import os
 import re
 
-import yaml
+try:
+    import yaml
+
+    HAS_YAML = True
+    YAML_IMPORT_ERROR = None
+except ImportError as _yaml_exc:  # a controller requirement; the import guard keeps sanity's import test honest
+    HAS_YAML = False
+    YAML_IMPORT_ERROR = _yaml_exc
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import CatalogError, ResolveError
 
@@ -38,7 +45,7 @@ _SEMVER = re.compile(
 )
 _MINOR_WILDCARD = re.compile(r"^(?P<major>0|[1-9]\d*)\.(?P<minor>0|[1-9]\d*)\.x$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader) if HAS_YAML else None
 
 
 def default_catalog_dir():
@@ -181,6 +188,8 @@ def load_catalog(catalog_dir=None, overlays=()):
     """Load the catalog directory, then apply each overlay (a file or a directory) in order."""
     if not HAS_PACKAGING:  # pragma: no cover
         raise CatalogError("the Python library 'packaging' is required: %s" % PACKAGING_IMPORT_ERROR)
+    if not HAS_YAML:  # pragma: no cover
+        raise CatalogError("the Python library 'PyYAML' is required: %s" % YAML_IMPORT_ERROR)
     catalog_dir = catalog_dir or default_catalog_dir()
     addons = {}
     sources = []

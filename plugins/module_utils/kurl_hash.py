@@ -45,9 +45,20 @@ import datetime
 import hashlib
 import re
 
-import yaml
-from yaml.constructor import ConstructorError
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+try:
+    import yaml
+    from yaml.constructor import ConstructorError
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    HAS_YAML = True
+    YAML_IMPORT_ERROR = None
+    _SafeLoader = yaml.SafeLoader
+except ImportError as _exc:  # PyYAML is a controller requirement; hosts may lack it
+    HAS_YAML = False
+    YAML_IMPORT_ERROR = _exc
+    _SafeLoader = object
+    ConstructorError = ValueError
+    MappingNode = ScalarNode = SequenceNode = None
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.object_hash import (
@@ -212,7 +223,7 @@ def _js_timestamp(text):
     return moment
 
 
-class _LoaderBase(yaml.SafeLoader):
+class _LoaderBase(_SafeLoader):
     """Shared: js-yaml-like mappings (no duplicate keys, ``<<`` merges in place)."""
 
     yaml_implicit_resolvers = {}  # replaced by ``implicit_tag``
@@ -285,7 +296,7 @@ class _LoaderBase(yaml.SafeLoader):
 class _Yaml12CoreLoader(_LoaderBase):
     """YAML 1.2.2 core schema (10.3.2): ``yes``/``on`` are strings, ``0o17`` is octal."""
 
-    yaml_constructors = dict(_LoaderBase.yaml_constructors)
+    yaml_constructors = dict(getattr(_LoaderBase, "yaml_constructors", {}))
 
     def implicit_tag(self, value):
         if _CORE_NULL.fullmatch(value):
@@ -312,17 +323,18 @@ class _Yaml12CoreLoader(_LoaderBase):
                                    "a float")
 
 
-_Yaml12CoreLoader.add_constructor(_TAG + "map", _Yaml12CoreLoader.construct_map)
-_Yaml12CoreLoader.add_constructor(_TAG + "bool", _Yaml12CoreLoader.construct_core_bool)
-_Yaml12CoreLoader.add_constructor(_TAG + "int", _Yaml12CoreLoader.construct_core_int)
-_Yaml12CoreLoader.add_constructor(_TAG + "float", _Yaml12CoreLoader.construct_core_float)
-_Yaml12CoreLoader.add_constructor(_MERGE_TAG, _Yaml12CoreLoader.construct_merge_scalar)
+if HAS_YAML:
+    _Yaml12CoreLoader.add_constructor(_TAG + "map", _Yaml12CoreLoader.construct_map)
+    _Yaml12CoreLoader.add_constructor(_TAG + "bool", _Yaml12CoreLoader.construct_core_bool)
+    _Yaml12CoreLoader.add_constructor(_TAG + "int", _Yaml12CoreLoader.construct_core_int)
+    _Yaml12CoreLoader.add_constructor(_TAG + "float", _Yaml12CoreLoader.construct_core_float)
+    _Yaml12CoreLoader.add_constructor(_MERGE_TAG, _Yaml12CoreLoader.construct_merge_scalar)
 
 
 class _JsYaml4Loader(_LoaderBase):
     """js-yaml 4.1 DEFAULT_SCHEMA: core + js-yaml's number quirks + timestamp + merge."""
 
-    yaml_constructors = dict(_LoaderBase.yaml_constructors)
+    yaml_constructors = dict(getattr(_LoaderBase, "yaml_constructors", {}))
 
     def implicit_tag(self, value):
         if _CORE_NULL.fullmatch(value):
@@ -390,15 +402,21 @@ class _JsYaml4Loader(_LoaderBase):
             yield key, self.construct_object(value_node, deep=True)
 
 
-_JsYaml4Loader.add_constructor(_TAG + "map", _JsYaml4Loader.construct_map)
-_JsYaml4Loader.add_constructor(_TAG + "bool", _JsYaml4Loader.construct_js_bool)
-_JsYaml4Loader.add_constructor(_TAG + "int", _JsYaml4Loader.construct_js_int)
-_JsYaml4Loader.add_constructor(_TAG + "float", _JsYaml4Loader.construct_js_float)
-_JsYaml4Loader.add_constructor(_TAG + "timestamp", _JsYaml4Loader.construct_js_timestamp)
-_JsYaml4Loader.add_constructor(_TAG + "set", _JsYaml4Loader.construct_js_set)
-_JsYaml4Loader.add_constructor(_TAG + "omap", _JsYaml4Loader.construct_js_omap)
-_JsYaml4Loader.add_constructor(_TAG + "pairs", _JsYaml4Loader.construct_js_pairs)
-_JsYaml4Loader.add_constructor(_MERGE_TAG, _JsYaml4Loader.construct_merge_scalar)
+if HAS_YAML:
+    _JsYaml4Loader.add_constructor(_TAG + "map", _JsYaml4Loader.construct_map)
+    _JsYaml4Loader.add_constructor(_TAG + "bool", _JsYaml4Loader.construct_js_bool)
+    _JsYaml4Loader.add_constructor(_TAG + "int", _JsYaml4Loader.construct_js_int)
+    _JsYaml4Loader.add_constructor(_TAG + "float", _JsYaml4Loader.construct_js_float)
+    _JsYaml4Loader.add_constructor(_TAG + "timestamp", _JsYaml4Loader.construct_js_timestamp)
+    _JsYaml4Loader.add_constructor(_TAG + "set", _JsYaml4Loader.construct_js_set)
+    _JsYaml4Loader.add_constructor(_TAG + "omap", _JsYaml4Loader.construct_js_omap)
+    _JsYaml4Loader.add_constructor(_TAG + "pairs", _JsYaml4Loader.construct_js_pairs)
+    _JsYaml4Loader.add_constructor(_MERGE_TAG, _JsYaml4Loader.construct_merge_scalar)
+
+
+def _require_yaml():
+    if not HAS_YAML:
+        raise KurlHashError("the Python library PyYAML is required to read YAML: %s" % YAML_IMPORT_ERROR)
 
 
 def load_yaml_1_2(text):
@@ -410,6 +428,7 @@ def load_yaml_1_2(text):
     Duplicate keys are an error; ``<<`` merge keys are honoured.  Raises
     ``yaml.YAMLError`` on bad input.
     """
+    _require_yaml()
     return yaml.load(text, Loader=_Yaml12CoreLoader)  # noqa: S506 - a SafeLoader subclass
 
 
@@ -422,6 +441,7 @@ def load_yaml_kurl(text):
     mapping keys become JavaScript strings (``1: x`` has key ``"1"``); ``!!set`` is a
     mapping to ``None``, ``!!omap``/``!!pairs`` are lists of one-key mappings / pairs.
     """
+    _require_yaml()
     return yaml.load(text, Loader=_JsYaml4Loader)  # noqa: S506 - a SafeLoader subclass
 
 

@@ -18,8 +18,8 @@ def mooring(*args, stdin=None):
 
 
 def test_hash_prints_only_the_hash():
-    run = mooring("spec", "hash", "-", stdin="apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\n"
-                                              "metadata: {name: a}\nspec: {kubernetes: {version: 1.15.3}}\n")
+    text = "apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\nmetadata: {name: a}\nspec: {kubernetes: {version: 1.15.3}}\n"
+    run = mooring("spec", "hash", "-", stdin=text)
     assert run.returncode == 0, run.stderr
     assert run.stdout == "3138d30\n"
 

@@ -435,8 +435,8 @@ def test_weave_conversions(weave, expected):
 
 def test_v1beta1_migration_only_for_that_api_version():
     spec = {"kubernetes": {"version": "1.19.9"}, "docker": {"version": ""}, "velero": {"version": ""}}
-    assert kh.legacy_conversions(spec, "kurl.sh/v1beta1") == {"kubernetes": {"version": "1.19.9"},
-                                                               "velero": {"version": ""}}
+    migrated = {"kubernetes": {"version": "1.19.9"}, "velero": {"version": ""}}
+    assert kh.legacy_conversions(spec, "kurl.sh/v1beta1") == migrated
     assert kh.legacy_conversions(spec, "cluster.kurl.sh/v1beta1") == spec
 
 
