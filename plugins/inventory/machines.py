@@ -3,16 +3,6 @@
 
 from __future__ import annotations
 
-import os
-
-from ansible.errors import AnsibleParserError
-from ansible.module_utils.common.text.converters import to_native
-from ansible.plugins.inventory import BaseInventoryPlugin
-from ansible.utils.display import Display
-
-from ansible_collections.mooring.cluster.plugins.module_utils import scheduling
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
-
 DOCUMENTATION = r"""
 name: machines
 short_description: Discovered machines with scheduled cluster roles
@@ -89,6 +79,16 @@ control_plane_count: 3
 
 # ansible-inventory -i inventory/openstack.yml -i inventory/cluster.machines.yml --graph
 """
+
+import os  # noqa: E402
+
+from ansible.errors import AnsibleParserError  # noqa: E402
+from ansible.module_utils.common.text.converters import to_native  # noqa: E402
+from ansible.plugins.inventory import BaseInventoryPlugin  # noqa: E402
+from ansible.utils.display import Display  # noqa: E402
+
+from ansible_collections.mooring.cluster.plugins.module_utils import scheduling  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
 
 display = Display()
 

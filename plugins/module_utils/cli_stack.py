@@ -42,7 +42,7 @@ def _export(args):
     for path in paths:
         st = stacks.Stack(path)
         out = args.output if len(paths) == 1 else os.path.join(args.output, st.name)
-        objects, _, written = stacks.write_export(st, catalog, out)
+        objects, _values, written = stacks.write_export(st, catalog, out)
         sys.stdout.write("%s %s: %s\n" % (st.name, st.metadata["versions"]["clusterStack"],
                                           ", ".join("%s/%s" % (o["kind"], o["metadata"]["name"]) for o in objects)))
         for w in written:

@@ -310,6 +310,7 @@ def save_state(path, state):
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.chmod(tmp, 0o644)  # nothing secret: names, MACs and roles
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -33,7 +33,14 @@ import re
 import stat
 import tempfile
 
-import yaml
+try:
+    import yaml
+
+    HAS_YAML = True
+    YAML_IMPORT_ERROR = None
+except ImportError as _exc:  # pragma: no cover - PyYAML comes with ansible-core on the controller
+    HAS_YAML = False
+    YAML_IMPORT_ERROR = _exc
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 
@@ -110,6 +117,8 @@ def part_hash(root, spec_parts):
 
 # --------------------------------------------------------------------------- loading
 def _load_yaml(path, what):
+    if not HAS_YAML:  # pragma: no cover
+        raise StackError("the Python library PyYAML is required: %s" % YAML_IMPORT_ERROR)
     try:
         with open(path, encoding="utf-8") as f:
             return yaml.safe_load(f)
@@ -252,7 +261,7 @@ def find_stacks(path):
         return [path]
     if not os.path.isdir(path):
         raise StackError("no stack", ["%s is not a directory" % path])
-    found = sorted(d for d, _, files in os.walk(path) if "metadata.yaml" in files)
+    found = sorted(d for d, _dirs, files in os.walk(path) if "metadata.yaml" in files)
     if not found:
         raise StackError("no stack", ["no metadata.yaml below %s" % path])
     return found

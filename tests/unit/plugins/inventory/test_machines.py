@@ -22,8 +22,8 @@ def machine(n, cpus=2, memory_mb=4096):
 
 
 def write(tmp_path, machines, **options):
-    (tmp_path / "machines.yaml").write_text(yaml.safe_dump({"apiVersion": "cluster.mooring.io/v1beta1",
-                                                             "kind": "MachineList", "machines": machines}))
+    doc = {"apiVersion": "cluster.mooring.io/v1beta1", "kind": "MachineList", "machines": machines}
+    (tmp_path / "machines.yaml").write_text(yaml.safe_dump(doc))
     config = {"plugin": "mooring.cluster.machines", "machines_file": "machines.yaml",
               "state_file": "state/schedule.json"}
     config.update(options)
@@ -66,7 +66,7 @@ def test_waits_for_enough_machines_then_schedules_and_persists(tmp_path):
 
 def test_write_state_false_leaves_no_file(tmp_path):
     source = write(tmp_path, [machine(1)], control_plane_count=1, write_state=False)
-    _, g = groups(source)
+    g = groups(source)[1]
     assert g["control_plane"] == ["h1"]
     assert not (tmp_path / "state").exists()
 

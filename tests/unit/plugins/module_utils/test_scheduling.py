@@ -174,7 +174,7 @@ def test_random_churn_smoke():
     rnd = random.Random(7)
     state = None
     roles = {}
-    for _ in range(50):
+    for _round in range(50):
         present = [machine("n%02d" % i) for i in sorted(rnd.sample(range(20), rnd.randint(0, 12)))]
         r = s.schedule(present, state, 5)
         for name, role in r["roles"].items():
@@ -185,7 +185,7 @@ def test_random_churn_smoke():
 def test_replace_control_plane_twice_is_a_no_op():
     first = s.schedule([machine(n) for n in "abcd"], None, 3)
     machines = [machine(n) for n in "acde"]
-    state, _ = s.replace_control_plane(first["state"], "b", "e", machines)
+    state, _message = s.replace_control_plane(first["state"], "b", "e", machines)
     again, message = s.replace_control_plane(state, "b", "e", machines)
     assert again == state
     assert "already replaced" in message

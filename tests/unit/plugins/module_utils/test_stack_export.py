@@ -75,8 +75,9 @@ def catalog():
 
 
 def test_schemas_cover_every_kind():
-    assert set(k for _, k in SCHEMAS) == {"ClusterClass", "KubeadmControlPlaneTemplate", "KubeadmConfigTemplate",
-                                          "OpenStackClusterTemplate", "OpenStackMachineTemplate"}
+    expected = {"ClusterClass", "KubeadmControlPlaneTemplate", "KubeadmConfigTemplate",
+                "OpenStackClusterTemplate", "OpenStackMachineTemplate"}
+    assert set(kind for _group, kind in SCHEMAS) == expected
 
 
 @pytest.mark.parametrize("path", STACKS, ids=[os.path.relpath(p, ROOT) for p in STACKS])
@@ -113,14 +114,14 @@ def test_every_rendered_object_validates(path, catalog):
     (lambda o: o["spec"]["template"]["spec"]["image"].update(id="not-a-uuid"), "too many properties"),
 ])
 def test_validation_catches_bad_objects(mutate, where, catalog):
-    objects, _ = s.render_export(s.Stack(STACKS[0]), catalog)
+    objects, _values = s.render_export(s.Stack(STACKS[0]), catalog)
     bad = copy.deepcopy(objects[4])
     mutate(bad)
     assert any(where in e for e in validate(bad)), validate(bad)
 
 
 def test_validation_catches_missing_required_kcp_version(catalog):
-    objects, _ = s.render_export(s.Stack(STACKS[0]), catalog)
+    objects, _values = s.render_export(s.Stack(STACKS[0]), catalog)
     bad = copy.deepcopy(objects[1])
     del bad["spec"]["template"]["spec"]["version"]
     assert any("'version' is a required property" in e for e in validate(bad))
@@ -137,7 +138,7 @@ def stack_dir(tmp_path):
 
 
 def test_bump_changes_every_name(stack_dir, catalog, tmp_path):
-    before, _ = s.render_export(s.Stack(str(stack_dir)), catalog)
+    before, _values = s.render_export(s.Stack(str(stack_dir)), catalog)
     values = stack_dir / "cluster-addon" / "values.yaml"
     values.write_text(values.read_text().replace("replicaCount: 2", "replicaCount: 3"))
     with pytest.raises(s.StackError, match="needs a version bump"):
