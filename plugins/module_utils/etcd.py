@@ -126,6 +126,18 @@ def initial_cluster(members):
     return ",".join(parts)
 
 
+def members_initial_cluster(members, port=2380):
+    """``--initial-cluster`` from ``[{name, addresses, names}]`` (the PKI's member list):
+    each member at its first address (else first name)."""
+    pairs = []
+    for m in members or []:
+        where = list(m.get("addresses") or []) + list(m.get("names") or [])
+        if not m.get("name") or not where:
+            raise EtcdError("members: %r needs a name and an address" % (m,))
+        pairs.append((m["name"], peer_url(where[0], port)))
+    return initial_cluster(pairs)
+
+
 def peer_url(address, port=2380):
     return "https://%s:%d" % (_bracket(address), int(port))
 
@@ -413,7 +425,8 @@ def check_health(run, base):
         members = member_list(run, base)
     except EtcdError as exc:
         return {"total": 0, "healthy": 0, "quorum": 0, "has_quorum": False, "all_healthy": False,
-                "can_lose_one": False, "unhealthy": [], "members": [], "health": [], "error": str(exc)}
+                "can_lose_one": False, "unhealthy": [], "members": [], "health": [], "error": str(exc),
+                "versions": {}, "revisions": {}, "healthy_members": []}
     rc, out, err = run(endpoint_health_cmd(base, cluster=True))
     try:
         health = parse_health(out)
@@ -421,6 +434,15 @@ def check_health(run, base):
         health = []
     summary = health_summary(health, members)
     summary.update({"members": members, "health": health, "error": "" if rc == 0 else (err or "").strip()[:500]})
+    rc_s, out_s, _err = run(endpoint_status_cmd(base, cluster=True))
+    try:
+        status = parse_status(out_s)
+    except EtcdError:
+        status = []
+    summary["versions"] = {s["endpoint"]: s["version"] for s in status if s.get("endpoint")}
+    summary["revisions"] = {s["endpoint"]: s["revision"] for s in status if s.get("endpoint")}
+    healthy_urls = {e["endpoint"] for e in health if e["health"]}
+    summary["healthy_members"] = [m["name"] for m in members if healthy_urls & set(m["client_urls"])]
     return summary
 
 

@@ -111,6 +111,20 @@ health:
   returned: always
   type: list
   elements: dict
+healthy_members:
+  description: Names of the members whose endpoint answered healthy.
+  returned: always
+  type: list
+  elements: str
+revisions:
+  description: Store revision per client URL.
+  returned: always
+  type: dict
+versions:
+  description: etcd server version per client URL (from C(endpoint status -w json)).
+  returned: always
+  type: dict
+  sample: {"https://10.0.0.21:2379": "3.5.1"}
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402

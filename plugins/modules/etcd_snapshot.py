@@ -56,8 +56,16 @@ options:
     description: Member name to restore as.
     type: str
   initial_cluster:
-    description: C(name=peerURL,...) of every member of the restored cluster.
+    description: C(name=peerURL,...) of every member of the restored cluster; or give O(members).
     type: str
+  members:
+    description: Members of the restored cluster (C(name), C(addresses)) to build O(initial_cluster) from.
+    type: list
+    elements: dict
+  peer_port:
+    description: Peer port used with O(members).
+    type: int
+    default: 2380
   token:
     description: Initial cluster token of the restored cluster (use a new one for every restore).
     type: str
@@ -120,6 +128,7 @@ from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.etcd import (  # noqa: E402
     client_args,
+    members_initial_cluster,
     restore_snapshot,
     save_snapshot,
 )
@@ -138,14 +147,18 @@ def main():
             "key": {"type": "path"},
             "name": {"type": "str"},
             "initial_cluster": {"type": "str"},
+            "members": {"type": "list", "elements": "dict"},
+            "peer_port": {"type": "int", "default": 2380},
             "token": {"type": "str", "no_log": False},
             "peer_urls": {"type": "list", "elements": "str"},
             "data_dir": {"type": "path", "default": "/var/lib/etcd"},
         },
         required_if=[
             ("state", "saved", ("cacert", "cert", "key")),
-            ("state", "restored", ("name", "initial_cluster", "token", "peer_urls")),
+            ("state", "restored", ("name", "token", "peer_urls")),
+            ("state", "restored", ("initial_cluster", "members"), True),
         ],
+        mutually_exclusive=[("initial_cluster", "members")],
         supports_check_mode=True,
     )
     p = module.params
@@ -156,8 +169,9 @@ def main():
             base = client_args([p["endpoint"]], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"])
             info = save_snapshot(module.run_command, base, p["path"], tool=p["restore_tool"] or p["etcdctl"])
             module.exit_json(changed=True, **info)
+        cluster = p["initial_cluster"] or members_initial_cluster(p["members"], p["peer_port"])
         result = restore_snapshot(module.run_command, p["restore_tool"] or p["etcdctl"], p["path"], p["name"],
-                                  p["initial_cluster"], p["token"], p["peer_urls"], p["data_dir"],
+                                  cluster, p["token"], p["peer_urls"], p["data_dir"],
                                   check_mode=module.check_mode)
     except MooringError as exc:
         module.fail_json(msg=str(exc))

@@ -128,6 +128,8 @@ class FakeEtcdctl:
         if tail[:2] == ["endpoint", "health"]:
             ok = all(e["health"] for e in json.loads(self.health_json))
             return (0 if ok else 1), self.health_json, ("" if ok else "unhealthy cluster")
+        if tail[:2] == ["endpoint", "status"]:
+            return 0, json.dumps([{"Endpoint": "https://10.0.0.21:2379", "Status": {"version": "3.4.23"}}]), ""
         if tail[:2] == ["member", "add"]:
             url = tail[3].split("=", 1)[1]
             self.members["members"].append({"ID": 99, "peerURLs": [url]})
@@ -143,6 +145,8 @@ def test_wait_health_quorum_vs_all():
     state = etcd.wait_health(run, BASE, require="quorum")
     assert (state["healthy"], state["total"], state["has_quorum"]) == (2, 3, True)
     assert state["unhealthy"] == ["https://10.0.0.23:2379"]
+    assert state["versions"] == {"https://10.0.0.21:2379": "3.4.23"}
+    assert state["healthy_members"] == ["e1", "e2"]
     ticks = iter(range(100))
     with pytest.raises(etcd.EtcdError, match="2 of 3 members healthy, quorum 2; unhealthy: https://10.0.0.23:2379"):
         etcd.wait_health(run, BASE, require="all", timeout=3, sleep=lambda s: None, clock=lambda: next(ticks))
@@ -204,3 +208,12 @@ def test_parse_status():
 def test_parse_refuses_non_json():
     with pytest.raises(etcd.EtcdError, match="did not print JSON"):
         etcd.parse_health("{\"endpoint\": broken")
+
+
+def test_members_initial_cluster():
+    members = [{"name": "e1", "addresses": ["10.0.0.21"]}, {"name": "e2", "addresses": ["fd00::22"]},
+               {"name": "e3", "addresses": [], "names": ["e3.example"]}]
+    assert etcd.members_initial_cluster(members) == (
+        "e1=https://10.0.0.21:2380,e2=https://[fd00::22]:2380,e3=https://e3.example:2380")
+    with pytest.raises(etcd.EtcdError, match="needs a name and an address"):
+        etcd.members_initial_cluster([{"name": "e1", "addresses": []}])
