@@ -1,0 +1,228 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: preflight_check
+short_description: Gather and judge host preflight checks before installing a cluster
+version_added: 0.1.0
+description:
+  - With O(scope=host) (run on every host), gathers the host's facts (CPUs, memory, free
+    disk, swap, listening ports, kernel features, cgroup version and driver, systemd, time
+    sync, distribution, hostname, machine-id, TCP reachability of its peers) and judges the
+    single-host checks against thresholds for the host's roles.
+  - With O(scope=inventory) (run once, on the controller), judges what needs every host at
+    once (unique hostnames and machine-ids, reachability) from the host-scope results, and
+    returns one report for the whole inventory - a table host x check and one line per
+    failure or warning saying what to do.
+  - Never changes anything on any host. The module itself does not fail on failed checks;
+    the P(mooring.cluster.preflight#role) role fails once with the report.
+author:
+  - mooring.cluster developers
+attributes:
+  check_mode:
+    support: full
+    description: Read-only; runs the same in check mode.
+  diff_mode:
+    support: none
+options:
+  scope:
+    description: V(host) gathers and judges this host, V(inventory) judges all hosts' results.
+    type: str
+    choices: [host, inventory]
+    default: host
+  roles:
+    description: The host's roles (O(scope=host)); a host with none is judged as a worker.
+    type: list
+    elements: str
+    choices: [control_plane, etcd, workers]
+    default: []
+  thresholds:
+    description:
+      - Per role, C(cpus) and C(memory_mb), each a number (the minimum) or a mapping with
+        C(min) (fail below) and C(recommended) (warn below). Merged over the built-in
+        values (control_plane 2/4 CPUs, 1700/4096 MiB; etcd 2/2 CPUs, 2048/8192 MiB;
+        workers 1/2 CPUs, 1024/2048 MiB). A host with several roles must meet the highest.
+    type: dict
+    default: {}
+  disks:
+    description:
+      - Paths whose free space is checked (the nearest existing parent is measured). Each
+        item has C(path), C(roles) (default all), C(min_free_mb), C(recommended_free_mb) and
+        C(purpose). Omit for the defaults (C(/var/lib/etcd) on etcd hosts, C(/var/lib/containerd)
+        and C(/var/lib/mooring) on all).
+    type: list
+    elements: dict
+  ports:
+    description:
+      - TCP ports that must be free, per role. Omit for the defaults (control_plane 6443,
+        10250, 10257, 10259; etcd 2379, 2380; workers 10250, 10256). A port held by one of our
+        own components (kube-*, etcd) on a re-run is not a conflict.
+    type: dict
+  distributions:
+    description:
+      - Supported distributions, C(ID) from os-release to a list of C(VERSION_ID) values.
+        Omit for the defaults (Debian 11, 12; Ubuntu 22.04, 24.04; RHEL, Rocky, AlmaLinux 8, 9).
+    type: dict
+  kernel_features:
+    description:
+      - Optional kernel features the chosen add-ons use; each one missing is a warning.
+    type: list
+    elements: str
+    choices: [ipvs, ipip, wireguard]
+    default: []
+  peers:
+    description: The other hosts, name to address, whose TCP port O(peer_port) must answer.
+    type: dict
+    default: {}
+  peer_port:
+    description: Port probed on every peer.
+    type: int
+    default: 22
+  ignore:
+    description:
+      - Checks whose warnings or failures are reported as C(ignored), as C(CHECK) or
+        C(HOST:CHECK) (HOST = inventory name). Applied with O(scope=inventory).
+    type: list
+    elements: str
+    default: []
+  hosts:
+    description:
+      - O(scope=inventory) only. Every host's registered host-scope result, by inventory
+        name; an unreachable or failed host's result is reported as such.
+    type: dict
+    default: {}
+notes:
+  - Decisions live in C(plugins/module_utils/preflight.py); see docs/preflight.md.
+"""
+
+EXAMPLES = r"""
+- name: Gather and judge this host
+  mooring.cluster.preflight_check:
+    roles: [control_plane, etcd]
+    kernel_features: [ipip]
+    peers:
+      cp2: 10.0.0.12
+      w1: 10.0.0.21
+  register: preflight_host
+
+- name: Judge the inventory once and build the report
+  mooring.cluster.preflight_check:
+    scope: inventory
+    hosts: "{{ dict(ansible_play_hosts_all | zip(ansible_play_hosts_all | map('extract', hostvars, 'preflight_host'))) }}"
+  delegate_to: localhost
+  run_once: true
+  register: preflight_report
+"""
+
+RETURN = r"""
+facts:
+  description: What was gathered on the host.
+  returned: scope=host
+  type: dict
+  sample: {"hostname": "cp1", "cpus": 4, "memory_mb": 7900, "swap_mb": 0}
+roles:
+  description: The roles the host was judged for.
+  returned: scope=host
+  type: list
+  elements: str
+  sample: [control_plane, etcd]
+checks:
+  description:
+    - O(scope=host) a list of C({check, status, message}); O(scope=inventory) a mapping
+      of host to such lists, cross-host checks included. C(status) is pass, warn, fail or ignored.
+  returned: always
+  type: raw
+  sample: [{"check": "swap", "status": "fail", "message": "swap is on (2047 MiB): ..."}]
+report:
+  description: The report text, a host x check table followed by what to fix.
+  returned: scope=inventory
+  type: str
+report_lines:
+  description: O(report) split into lines, for display.
+  returned: scope=inventory
+  type: list
+  elements: str
+failures:
+  description: Every failed check, C({host, check, message}).
+  returned: scope=inventory
+  type: list
+  elements: dict
+warnings_found:
+  description: Every check that warned, C({host, check, message}).
+  returned: scope=inventory
+  type: list
+  elements: dict
+failure_lines:
+  description: Every failed check as one line, C(HOST CHECK: MESSAGE).
+  returned: scope=inventory
+  type: list
+  elements: str
+summary:
+  description: One line, how many hosts, failures and warnings.
+  returned: scope=inventory
+  type: str
+  sample: "preflight: 3 host(s), 0 failure(s), 9 warning(s)"
+passed:
+  description: True when no check failed (warnings allowed).
+  returned: scope=inventory
+  type: bool
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.mooring.cluster.plugins.module_utils.preflight import (
+    PreflightError,
+    gather,
+    host_roles,
+    judge_host,
+    run_inventory,
+    settings,
+)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "scope": {"type": "str", "choices": ["host", "inventory"], "default": "host"},
+            "roles": {"type": "list", "elements": "str", "choices": ["control_plane", "etcd", "workers"],
+                      "default": []},
+            "thresholds": {"type": "dict", "default": {}},
+            "disks": {"type": "list", "elements": "dict"},
+            "ports": {"type": "dict"},
+            "distributions": {"type": "dict"},
+            "kernel_features": {"type": "list", "elements": "str", "choices": ["ipvs", "ipip", "wireguard"],
+                                "default": []},
+            "peers": {"type": "dict", "default": {}},
+            "peer_port": {"type": "int", "default": 22},
+            "ignore": {"type": "list", "elements": "str", "default": []},
+            "hosts": {"type": "dict", "default": {}},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        cfg = settings(p["thresholds"], p["disks"], p["ports"], p["distributions"], p["kernel_features"],
+                       p["ignore"])
+        if p["scope"] == "inventory":
+            results, text, summary = run_inventory(p["hosts"], cfg["ignore"])
+            module.exit_json(
+                changed=False, checks=results, report=text, report_lines=text.splitlines(),
+                failures=[{"host": h, "check": c, "message": m} for h, c, m in summary["failed"]],
+                warnings_found=[{"host": h, "check": c, "message": m} for h, c, m in summary["warnings"]],
+                failure_lines=["%s %s: %s" % f for f in summary["failed"]],
+                summary=text.splitlines()[-1], passed=not summary["failed"])
+        roles = host_roles(p["roles"])
+        disk_paths = [d["path"] for d in cfg["disks"] if set(d["roles"]) & set(roles)]
+        facts = gather(run=lambda argv: module.run_command(argv), disk_paths=disk_paths, peers=p["peers"],
+                       peer_port=p["peer_port"])
+    except PreflightError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(changed=False, facts=facts, roles=roles, checks=judge_host(facts, roles, cfg))
+
+
+if __name__ == "__main__":
+    main()

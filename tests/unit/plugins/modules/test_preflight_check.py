@@ -1,0 +1,61 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The preflight_check module run as Ansible runs it: a subprocess given its arguments file.
+
+Host scope really gathers on the machine running the test (read-only).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+MODULE = Path(__file__).resolve().parents[4] / "plugins" / "modules" / "preflight_check.py"
+
+
+def run_module(tmp_path, args):
+    f = tmp_path / "args.json"
+    f.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+    proc = subprocess.run([sys.executable, str(MODULE), str(f)], capture_output=True, text=True, timeout=120)
+    return json.loads(proc.stdout)
+
+
+def facts(hostname, machine_id):
+    return {"hostname": hostname, "machine_id": machine_id, "cpus": 8, "memory_mb": 32000, "swap_mb": 0,
+            "disks": {}, "listening": {}, "kernel": {"bridge_netfilter": True, "overlayfs": True},
+            "cgroup": "v2", "init": "systemd", "systemd": True, "time_sync": True,
+            "distribution": {"id": "debian", "version_id": "12"}, "reach": {}}
+
+
+def test_host_scope_gathers_this_machine_read_only(tmp_path):
+    out = run_module(tmp_path, {"roles": ["workers"], "peers": {"self": "127.0.0.1"}, "peer_port": 1})
+    assert out.get("failed") is not True, out
+    assert out["changed"] is False
+    assert out["roles"] == ["workers"]
+    assert out["facts"]["hostname"] == Path("/proc/sys/kernel/hostname").read_text().strip()
+    assert out["facts"]["reach"]["self"]["ok"] is False  # nothing listens on port 1
+    checks = {r["check"] for r in out["checks"]}
+    assert {"cpu", "memory", "disk", "swap", "ports", "distribution"} <= checks
+
+
+def test_inventory_scope_reports_duplicate_machine_id(tmp_path):
+    hosts = {
+        "h1": {"facts": facts("h1", "a" * 32), "checks": []},
+        "h2": {"facts": facts("h2", "a" * 32), "checks": []},
+        "h3": {"unreachable": True, "msg": "Failed to connect"},
+    }
+    out = run_module(tmp_path, {"scope": "inventory", "hosts": hosts})
+    assert out["changed"] is False and out["passed"] is False
+    got = {(f["host"], f["check"]) for f in out["failures"]}
+    assert got == {("h1", "machine_id"), ("h2", "machine_id"), ("h3", "reachability")}
+    assert any(line.startswith("h1 machine_id: machine-id aaaaaaaaaaaa is also used by h2")
+               for line in out["failure_lines"])
+    assert out["report_lines"][-1] == out["summary"] == "preflight: 3 host(s), 3 failure(s), 0 warning(s)"
+
+
+def test_bad_settings_fail_naming_the_field(tmp_path):
+    out = run_module(tmp_path, {"thresholds": {"masters": {"cpus": 2}}})
+    assert out["failed"] is True
+    assert "thresholds: unknown role 'masters'" in out["msg"]
