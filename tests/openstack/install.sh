@@ -51,4 +51,5 @@ fi
 # Our ML2 mechanism driver and L3 plugin (tiny, always reinstalled so edits take effect).
 "$VENV/bin/pip" install -q --disable-pip-version-check --no-index --no-deps --no-build-isolation \
   --force-reinstall "$HERE/fakeplugins" >/dev/null
+rm -rf "$HERE/fakeplugins/build" "$HERE"/fakeplugins/*.egg-info
 echo "openstack-install: ready in $((SECONDS - t0)) s (venv $VENV)"

@@ -4,9 +4,8 @@ Without an L3 agent a floating IP would stay DOWN forever; this subclass of neut
 L3 router plugin sets the status an agent would report (ACTIVE with a port, DOWN without).
 """
 
-from neutron_lib import constants
-
 from neutron.services.l3_router import l3_router_plugin
+from neutron_lib import constants
 
 
 def _status(fip):
