@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import secrets
+import ssl
 import string
+import urllib.request
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 
@@ -389,6 +392,21 @@ def admin_kubeconfig(server, ca_pem, cert_pem, key_pem, cluster_name="kubernetes
         "current-context": "kubernetes-admin@" + cluster_name,
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def api_readyz(port=6443, ca_file="/etc/kubernetes/pki/ca.crt", timeout=5):
+    """Does the local API server answer ``/readyz`` with 200? The certificate is verified against
+    the cluster CA (not the host name: the address is loopback). None when there is no CA file."""
+    if not os.path.exists(ca_file):
+        return None
+    ctx = ssl.create_default_context(cafile=ca_file)
+    ctx.check_hostname = False
+    try:
+        with urllib.request.urlopen("https://127.0.0.1:%d/readyz" % int(port), context=ctx,  # noqa: S310
+                                    timeout=timeout) as resp:
+            return resp.status == 200
+    except Exception:  # any failure to answer is "not ready"
+        return False
 
 
 # ----------------------------------------------------------------------------- command lines

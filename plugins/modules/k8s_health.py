@@ -1,0 +1,149 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: k8s_health
+short_description: Health gates of a Kubernetes node from structured output
+version_added: 0.1.0
+description:
+  - Read-only. Asks the local API server's C(/readyz) (HTTPS, verified with the cluster CA), reads
+    C(kubectl get nodes -o json) for the nodes' Ready condition and kubelet versions, and on a control-plane
+    host C(crictl pods -o json) for the static pods (kube-apiserver, kube-controller-manager, kube-scheduler,
+    and etcd when stacked).
+  - C(healthy) is true when every asked gate passes; use it with C(until)/C(retries).
+author:
+  - mooring.cluster developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+options:
+  node:
+    description: Node whose Ready condition is a gate (default - none).
+    type: str
+  static_pods:
+    description: Gate on the control-plane static pods of this host.
+    type: bool
+    default: false
+  stacked_etcd:
+    description: With O(static_pods), also require the etcd static pod.
+    type: bool
+    default: false
+  api:
+    description: Gate on the local API server's C(/readyz).
+    type: bool
+    default: true
+  api_port:
+    description: Port of the local API server.
+    type: int
+    default: 6443
+  ca_file:
+    description: Cluster CA.
+    type: path
+    default: /etc/kubernetes/pki/ca.crt
+  kubeconfig:
+    description: Kubeconfig for kubectl.
+    type: path
+    default: /etc/kubernetes/admin.conf
+  bin_dir:
+    description: Where kubectl and crictl are.
+    type: path
+    default: /usr/local/bin
+"""
+
+EXAMPLES = r"""
+- name: Wait until this control-plane node is healthy
+  mooring.cluster.k8s_health:
+    node: "{{ inventory_hostname }}"
+    static_pods: true
+  register: health
+  until: health.healthy
+  retries: 60
+  delay: 5
+"""
+
+RETURN = r"""
+healthy:
+  description: Every asked gate passed.
+  returned: always
+  type: bool
+api_ready:
+  description: C(/readyz) answered 200 (null when not asked).
+  returned: always
+  type: bool
+nodes:
+  description: Node name to C(ready), C(version), C(unschedulable) (empty when kubectl failed).
+  returned: always
+  type: dict
+missing_static_pods:
+  description: Control-plane static pods not ready on this host.
+  returned: always
+  type: list
+  elements: str
+problems:
+  description: Why it is not healthy, one line per gate.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import os  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.mooring.cluster.plugins.module_utils import kubeadm  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
+
+
+def check(module, p):
+    problems, nodes, missing = [], {}, []
+    api = kubeadm.api_readyz(p["api_port"], p["ca_file"]) if p["api"] else None
+    if p["api"] and not api:
+        problems.append("API server: /readyz does not answer 200 (or no CA file %s)" % p["ca_file"])
+    if p["node"]:
+        rc, out, err = module.run_command(kubeadm.nodes_json_argv(os.path.join(p["bin_dir"], "kubectl"),
+                                                                  p["kubeconfig"]))
+        try:
+            nodes = kubeadm.node_conditions(out) if rc == 0 else {}
+        except MooringError as exc:
+            problems.append(str(exc))
+        if rc != 0:
+            problems.append("kubectl get nodes failed (rc=%d): %s" % (rc, err.strip()[:200]))
+        elif not (nodes.get(p["node"]) or {}).get("ready"):
+            problems.append("node %s: not Ready" % p["node"])
+    if p["static_pods"]:
+        rc, out, err = module.run_command([os.path.join(p["bin_dir"], "crictl"), "pods", "-o", "json"])
+        try:
+            missing = kubeadm.static_pods_running(out, p["stacked_etcd"]) if rc == 0 else list(kubeadm.STATIC_PODS)
+        except MooringError as exc:
+            problems.append(str(exc))
+        if missing:
+            problems.append("static pods not ready: %s" % ", ".join(missing))
+    return {"healthy": not problems, "api_ready": api, "nodes": nodes, "missing_static_pods": missing,
+            "problems": problems}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "node": {"type": "str"},
+            "static_pods": {"type": "bool", "default": False},
+            "stacked_etcd": {"type": "bool", "default": False},
+            "api": {"type": "bool", "default": True},
+            "api_port": {"type": "int", "default": 6443},
+            "ca_file": {"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
+            "kubeconfig": {"type": "path", "default": "/etc/kubernetes/admin.conf"},
+            "bin_dir": {"type": "path", "default": "/usr/local/bin"},
+        },
+        supports_check_mode=True,
+    )
+    module.exit_json(changed=False, **check(module, module.params))
+
+
+if __name__ == "__main__":
+    main()

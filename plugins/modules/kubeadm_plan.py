@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Documentation only: the work is done on the controller by the action plugin of the same name.
+
+DOCUMENTATION = r"""
+---
+module: kubeadm_plan
+short_description: Decide who runs kubeadm init, who joins, and the upgrade order, from real state
+version_added: 0.1.0
+description:
+  - Runs on the controller. From the state of every host (M(mooring.cluster.kubeadm_state)) decides,
+    per host, C(init) (the first control-plane host, only when no control plane answers), C(join_control_plane),
+    C(join_worker), C(member) (already joined), C(untouched) (not in O(only)) or C(blocked) (binaries missing).
+  - Refuses a contradictory state, for example an C(admin.conf) whose API server does not answer while no
+    other control plane does, instead of running C(kubeadm init) over it.
+  - With O(target_version), also decides the upgrade (one minor at a time; downgrades refused) and its host
+    order - first control plane C(apply), the others C(node) one by one, workers in batches of O(batch_size).
+  - Changes nothing; the result is the check-mode plan of the lifecycle playbooks.
+author:
+  - mooring.cluster developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+options:
+  states:
+    description: Host name to the C(state) returned by M(mooring.cluster.kubeadm_state).
+    type: dict
+    required: true
+  control_plane:
+    description: Control-plane hosts, in order (the first creates the cluster).
+    type: list
+    elements: str
+    required: true
+  workers:
+    description: Worker hosts.
+    type: list
+    elements: str
+    default: []
+  only:
+    description: Limit changes to these hosts (the others are reported as C(untouched) or C(member)).
+    type: list
+    elements: str
+  current_version:
+    description: Kubernetes version the cluster runs (for the upgrade decision).
+    type: str
+  target_version:
+    description: Kubernetes version to upgrade to (the lock's).
+    type: str
+  batch_size:
+    description: Workers upgraded at once.
+    type: int
+    default: 1
+"""
+
+EXAMPLES = r"""
+- name: Decide init / join / member for every host
+  mooring.cluster.kubeadm_plan:
+    states: "{{ dict(groups['k8s_cluster'] | zip(groups['k8s_cluster'] | map('extract', hostvars, ['__state', 'state']))) }}"
+    control_plane: "{{ groups['control_plane'] }}"
+    workers: "{{ groups['workers'] | default([]) }}"
+  run_once: true
+  register: kubeadm_plan
+"""
+
+RETURN = r"""
+cluster_exists:
+  description: A control-plane host has C(admin.conf) and its API answers C(/readyz).
+  returned: always
+  type: bool
+init_host:
+  description: The host that runs C(kubeadm init), or null.
+  returned: always
+  type: str
+hosts:
+  description: Host name to C(action) and C(reason).
+  returned: always
+  type: dict
+  sample: {"cp1": {"action": "init", "reason": "no control plane answers: this host creates the cluster"}}
+lines:
+  description: The plan, one line per host.
+  returned: always
+  type: list
+  elements: str
+upgrade:
+  description: C(action) (C(upgrade) or C(none)), C(from), C(to); null without O(target_version).
+  returned: always
+  type: dict
+batches:
+  description: Upgrade order, each C(hosts) and C(command) (C(apply) or C(node)).
+  returned: always
+  type: list
+  elements: dict
+"""

@@ -1,0 +1,133 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: kubeadm_state
+short_description: Read a host's real Kubernetes state (binaries, kubeadm files, the API's answer)
+version_added: 0.1.0
+description:
+  - Read-only. Reports whether the kubeadm, kubelet and kubectl binaries are installed (and their
+    versions, from C(kubeadm version -o json) and C(kubectl version --client -o json)), whether
+    C(/etc/kubernetes/admin.conf) and C(/etc/kubernetes/kubelet.conf) exist, and whether the local API
+    server answers C(/readyz) over HTTPS verified with the cluster CA.
+  - Feed the results of every host to M(mooring.cluster.kubeadm_plan), which decides who runs
+    C(kubeadm init), who joins, and who is already a member. No human-readable text is parsed.
+author:
+  - mooring.cluster developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+options:
+  bin_dir:
+    description: Where the Kubernetes binaries are installed.
+    type: path
+    default: /usr/local/bin
+  api_port:
+    description: Port of the local API server.
+    type: int
+    default: 6443
+  ca_file:
+    description: Cluster CA used to verify the API server.
+    type: path
+    default: /etc/kubernetes/pki/ca.crt
+  timeout:
+    description: Seconds to wait for the API's answer.
+    type: int
+    default: 5
+"""
+
+EXAMPLES = r"""
+- name: What is on this host
+  mooring.cluster.kubeadm_state:
+  register: kubeadm_host_state
+"""
+
+RETURN = r"""
+state:
+  description: The host's state.
+  returned: always
+  type: dict
+  contains:
+    binaries:
+      description: kubeadm, kubelet and kubectl are all installed and executable.
+      type: bool
+    missing_binaries:
+      description: The ones that are not.
+      type: list
+      elements: str
+    kubeadm_version:
+      description: C(clientVersion.gitVersion) of C(kubeadm version -o json), or null.
+      type: str
+    kubectl_version:
+      description: C(clientVersion.gitVersion) of C(kubectl version --client -o json), or null.
+      type: str
+    admin_conf:
+      description: C(/etc/kubernetes/admin.conf) exists.
+      type: bool
+    kubelet_conf:
+      description: C(/etc/kubernetes/kubelet.conf) exists (the host joined a cluster).
+      type: bool
+    api_ready:
+      description: The local API server answered C(/readyz) with 200 (null when no CA file to verify it with).
+      type: bool
+  sample: {"binaries": false, "missing_binaries": ["kubeadm", "kubelet", "kubectl"], "kubeadm_version": null,
+           "kubectl_version": null, "admin_conf": false, "kubelet_conf": false, "api_ready": null}
+"""
+
+import json  # noqa: E402
+import os  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.mooring.cluster.plugins.module_utils import kubeadm  # noqa: E402
+
+BINARIES = ("kubeadm", "kubelet", "kubectl")
+
+
+def _version(module, argv):
+    rc, out, _err = module.run_command(argv)
+    if rc != 0:
+        return None
+    try:
+        return json.loads(out)["clientVersion"]["gitVersion"]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def gather(module, p):
+    paths = {b: os.path.join(p["bin_dir"], b) for b in BINARIES}
+    missing = [b for b, path in paths.items() if not os.access(path, os.X_OK)]
+    state = {
+        "binaries": not missing,
+        "missing_binaries": missing,
+        "kubeadm_version": None if "kubeadm" in missing else _version(module, [paths["kubeadm"], "version", "-o", "json"]),
+        "kubectl_version": None if "kubectl" in missing else _version(
+            module, [paths["kubectl"], "version", "--client", "-o", "json"]),
+        "admin_conf": os.path.exists("/etc/kubernetes/admin.conf"),
+        "kubelet_conf": os.path.exists("/etc/kubernetes/kubelet.conf"),
+        "api_ready": kubeadm.api_readyz(p["api_port"], p["ca_file"], p["timeout"]),
+    }
+    return state
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "bin_dir": {"type": "path", "default": "/usr/local/bin"},
+            "api_port": {"type": "int", "default": 6443},
+            "ca_file": {"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
+            "timeout": {"type": "int", "default": 5},
+        },
+        supports_check_mode=True,
+    )
+    module.exit_json(changed=False, state=gather(module, module.params))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: kubeadm_token
+short_description: Create a bootstrap token for this run and the discovery kubeconfig joining hosts use
+version_added: 0.1.0
+description:
+  - Runs on a control-plane host. Generates a fresh bootstrap token and registers it with
+    C(kubeadm token create TOKEN --ttl TTL), so a join never uses an expired or reused token.
+  - Returns the discovery kubeconfig for C(kubeadm join) - API endpoint, the cluster CA read from O(ca_file)
+    (discovery is pinned to it) and the token. Both are secrets - use C(no_log) on the task and write the file 0600.
+  - Always creates a new token (C(changed=true)); in check mode nothing is created.
+author:
+  - mooring.cluster developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+options:
+  server:
+    description: The API endpoint joining hosts use (C(HOST:PORT), the control-plane endpoint).
+    type: str
+    required: true
+  ttl:
+    description: Token lifetime (kubeadm duration).
+    type: str
+    default: 1h
+  ca_file:
+    description: Cluster CA certificate on this host.
+    type: path
+    default: /etc/kubernetes/pki/ca.crt
+  kubeadm:
+    description: The kubeadm binary.
+    type: path
+    default: /usr/local/bin/kubeadm
+  kubeconfig:
+    description: Admin kubeconfig on this host.
+    type: path
+    default: /etc/kubernetes/admin.conf
+  cluster_name:
+    description: Cluster name in the discovery kubeconfig.
+    type: str
+    default: kubernetes
+"""
+
+EXAMPLES = r"""
+- name: A token for the hosts joining in this run
+  mooring.cluster.kubeadm_token:
+    server: 10.0.0.10:6443
+  register: join_token
+  no_log: true
+"""
+
+RETURN = r"""
+token:
+  description: The new bootstrap token (secret).
+  returned: success and not check mode
+  type: str
+discovery_kubeconfig:
+  description: The discovery kubeconfig (secret).
+  returned: success and not check mode
+  type: str
+argv:
+  description: The command run, with the token replaced by C(<token>).
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.mooring.cluster.plugins.module_utils import kubeadm  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "server": {"type": "str", "required": True},
+            "ttl": {"type": "str", "default": "1h"},
+            "ca_file": {"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
+            "kubeadm": {"type": "path", "default": "/usr/local/bin/kubeadm"},
+            "kubeconfig": {"type": "path", "default": "/etc/kubernetes/admin.conf"},
+            "cluster_name": {"type": "str", "default": "kubernetes"},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    token = kubeadm.new_token()
+    argv = kubeadm.token_create_argv(token, ttl=p["ttl"], kubeadm=p["kubeadm"], kubeconfig=p["kubeconfig"])
+    shown = ["<token>" if a == token else a for a in argv]
+    if module.check_mode:
+        module.exit_json(changed=True, argv=shown)
+    try:
+        with open(p["ca_file"]) as f:
+            ca = f.read()
+        config = kubeadm.discovery_kubeconfig(p["server"], ca, token, p["cluster_name"])
+    except (OSError, MooringError) as exc:
+        module.fail_json(msg="cannot build the discovery kubeconfig: %s" % exc, argv=shown)
+    rc, _out, err = module.run_command(argv)
+    if rc != 0:
+        module.fail_json(msg="kubeadm token create failed (rc=%d): %s" % (rc, err.replace(token, "<token>")), argv=shown)
+    module.exit_json(changed=True, token=token, discovery_kubeconfig=config, argv=shown)
+
+
+if __name__ == "__main__":
+    main()
