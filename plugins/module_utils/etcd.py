@@ -46,7 +46,7 @@ LOCK_PREFIX = "/mooring/locks/"
 # Command lines
 
 
-def client_args(endpoints, cacert, cert, key, etcdctl="etcdctl", command_timeout=None):
+def client_args(endpoints, cacert, cert, key, etcdctl="etcdctl", command_timeout=None, dial_timeout=None):
     """``etcdctl`` with endpoints and client TLS. ``endpoints``: a URL or a list of them."""
     if isinstance(endpoints, str):
         endpoints = [endpoints]
@@ -59,6 +59,8 @@ def client_args(endpoints, cacert, cert, key, etcdctl="etcdctl", command_timeout
         if not value:
             raise EtcdError("%s: a path is required (etcd clients authenticate with a certificate)" % field)
     args = [etcdctl, "--endpoints=" + ",".join(endpoints), "--cacert=" + cacert, "--cert=" + cert, "--key=" + key]
+    if dial_timeout:
+        args.append("--dial-timeout=%ds" % int(dial_timeout))
     if command_timeout:
         args.append("--command-timeout=%ds" % int(command_timeout))
     return args
@@ -411,8 +413,14 @@ def release_lock(client, name, holder, force=False, prefix=LOCK_PREFIX, check_mo
 # Operations over a command runner: ``run(argv) -> (rc, stdout, stderr)``
 
 
-def member_list(run, base):
-    rc, out, err = run(member_list_cmd(base))
+def member_list(run, base, attempts=3, sleep=time.sleep):
+    """The member list; a busy host may miss a dial deadline, so a failure is retried."""
+    for attempt in range(attempts):
+        rc, out, err = run(member_list_cmd(base))
+        if rc == 0:
+            break
+        if attempt + 1 < attempts:
+            sleep(2)
     if rc != 0:
         raise EtcdError("etcdctl member list failed (rc=%d): %s" % (rc, (err or out).strip()[:500]))
     return parse_members(out)
@@ -422,7 +430,7 @@ def check_health(run, base):
     """One look at the cluster: ``health_summary`` plus ``members`` and ``health`` entries.
     Without quorum, ``member list`` fails: that is reported as 0 healthy, not raised."""
     try:
-        members = member_list(run, base)
+        members = member_list(run, base, attempts=1)
     except EtcdError as exc:
         return {"total": 0, "healthy": 0, "quorum": 0, "has_quorum": False, "all_healthy": False,
                 "can_lose_one": False, "unhealthy": [], "members": [], "health": [], "error": str(exc),

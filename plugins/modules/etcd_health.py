@@ -155,7 +155,7 @@ def main():
 
     try:
         base = client_args(p["endpoints"], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"],
-                           command_timeout=10)
+                           command_timeout=10, dial_timeout=10)
         state = wait_health(run, base, require=p["require"], expected=p["expected_members"], timeout=p["timeout"],
                             interval=p["interval"])
     except MooringError as exc:

@@ -121,7 +121,7 @@ def main():
     p = module.params
     try:
         base = client_args(p["endpoints"], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"],
-                           command_timeout=15)
+                           command_timeout=15, dial_timeout=10)
         result = ensure_member(module.run_command, base, p["name"], p["peer_urls"], state=p["state"],
                                check_mode=module.check_mode)
     except MooringError as exc:

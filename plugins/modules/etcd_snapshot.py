@@ -166,7 +166,7 @@ def main():
         if p["state"] == "saved":
             if module.check_mode:
                 module.exit_json(changed=True)
-            base = client_args([p["endpoint"]], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"])
+            base = client_args([p["endpoint"]], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"], dial_timeout=10)
             info = save_snapshot(module.run_command, base, p["path"], tool=p["restore_tool"] or p["etcdctl"])
             module.exit_json(changed=True, **info)
         cluster = p["initial_cluster"] or members_initial_cluster(p["members"], p["peer_port"])

@@ -19,9 +19,9 @@ BASE = ["etcdctl", "--endpoints=https://127.0.0.1:2379"] + TLS
 @pytest.mark.parametrize("built,expected", [
     (etcd.client_args("https://127.0.0.1:2379", "/p/ca.crt", "/p/c.crt", "/p/c.key"), BASE),
     (etcd.client_args(["https://10.0.0.1:2379", "https://10.0.0.2:2379"], "/p/ca.crt", "/p/c.crt", "/p/c.key",
-                      etcdctl="/usr/local/bin/etcdctl", command_timeout=15),
+                      etcdctl="/usr/local/bin/etcdctl", command_timeout=15, dial_timeout=10),
      ["/usr/local/bin/etcdctl", "--endpoints=https://10.0.0.1:2379,https://10.0.0.2:2379"] + TLS
-     + ["--command-timeout=15s"]),
+     + ["--dial-timeout=10s", "--command-timeout=15s"]),
     (etcd.endpoint_health_cmd(BASE), BASE + ["endpoint", "health", "--cluster", "-w", "json"]),
     (etcd.endpoint_health_cmd(BASE, cluster=False), BASE + ["endpoint", "health", "-w", "json"]),
     (etcd.endpoint_status_cmd(BASE), BASE + ["endpoint", "status", "--cluster", "-w", "json"]),
@@ -158,6 +158,13 @@ def test_wait_health_retries_until_member_list_answers():
     state = etcd.wait_health(run, BASE, require="all", expected=3, timeout=10, sleep=lambda s: None,
                              clock=lambda: next(ticks))
     assert state["attempts"] == 3 and state["all_healthy"]
+
+
+def test_member_list_retries_a_missed_deadline():
+    run = FakeEtcdctl(fail_list=2)
+    assert len(etcd.member_list(run, BASE, sleep=lambda s: None)) == 3
+    with pytest.raises(etcd.EtcdError, match="member list failed"):
+        etcd.member_list(FakeEtcdctl(fail_list=3), BASE, sleep=lambda s: None)
 
 
 def test_member_add_then_idempotent():
