@@ -18,7 +18,31 @@ ARGUMENT_SPEC = {
     "current_version": {"type": "str"},
     "target_version": {"type": "str"},
     "batch_size": {"type": "int", "default": 1},
+    "bin_dir": {"type": "str", "default": "/usr/local/bin"},
+    "config_dir": {"type": "str", "default": kubeadm.CONFIG_DIR},
+    "drain_timeout": {"type": "int", "default": 300},
 }
+
+
+def _commands(args, plan):
+    """The exact command lines each host's steps run (built in module_utils/kubeadm.py)."""
+    kadm = args["bin_dir"] + "/kubeadm"
+    kctl = args["bin_dir"] + "/kubectl"
+    out = {}
+    for host, entry in plan["hosts"].items():
+        cmds = {
+            "drain": kubeadm.drain_argv(host, args["drain_timeout"], kubectl=kctl),
+            "uncordon": kubeadm.uncordon_argv(host, kubectl=kctl),
+            "delete": kubeadm.delete_node_argv(host, kubectl=kctl),
+            "reset": kubeadm.reset_argv(kubeadm=kadm),
+            "upgrade": kubeadm.upgrade_node_argv(kubeadm=kadm),
+        }
+        if entry["action"] == "init":
+            cmds["kubeadm"] = kubeadm.init_argv(args["config_dir"] + "/kubeadm-init.yaml", kubeadm=kadm)
+        elif entry["action"].startswith("join"):
+            cmds["kubeadm"] = kubeadm.join_argv(args["config_dir"] + "/kubeadm-join.yaml", kubeadm=kadm)
+        out[host] = cmds
+    return out
 
 
 class ActionModule(ActionBase):
@@ -33,6 +57,7 @@ class ActionModule(ActionBase):
             plan = kubeadm.plan_cluster(args["states"], args["control_plane"], args["workers"], only=args["only"])
             result.update(plan)
             result["lines"] = kubeadm.plan_lines(plan)
+            result["commands"] = _commands(args, plan)
             result["upgrade"] = None
             result["batches"] = []
             if args["target_version"]:
@@ -40,6 +65,10 @@ class ActionModule(ActionBase):
                 result["upgrade"] = kubeadm.upgrade_step(current, args["target_version"])
                 result["batches"] = kubeadm.upgrade_batches(args["control_plane"], args["workers"],
                                                             args["batch_size"])
+                if result["upgrade"]["action"] == "upgrade":
+                    first = args["control_plane"][0]
+                    result["commands"][first]["upgrade"] = kubeadm.upgrade_apply_argv(
+                        result["upgrade"]["to"], kubeadm=args["bin_dir"] + "/kubeadm")
                 result["lines"].append("upgrade: %s -> %s (%s)" % (result["upgrade"]["from"], result["upgrade"]["to"],
                                                                     result["upgrade"]["action"]))
         except MooringError as exc:

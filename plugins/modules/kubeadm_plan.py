@@ -52,6 +52,18 @@ options:
     description: Workers upgraded at once.
     type: int
     default: 1
+  bin_dir:
+    description: Where kubeadm and kubectl are on the hosts (for the command lines).
+    type: str
+    default: /usr/local/bin
+  config_dir:
+    description: Where the kubeadm configuration files are on the hosts.
+    type: str
+    default: /etc/kubernetes/mooring
+  drain_timeout:
+    description: Seconds C(kubectl drain) may take.
+    type: int
+    default: 300
 """
 
 EXAMPLES = r"""
@@ -83,6 +95,12 @@ lines:
   returned: always
   type: list
   elements: str
+commands:
+  description: Per host, the exact argv of each step - C(kubeadm) (init or join, when planned), C(drain),
+    C(uncordon), C(delete), C(reset), C(upgrade) (C(kubeadm upgrade apply) on the first control plane when an
+    upgrade is planned, C(kubeadm upgrade node) elsewhere).
+  returned: always
+  type: dict
 upgrade:
   description: C(action) (C(upgrade) or C(none)), C(from), C(to); null without O(target_version).
   returned: always
