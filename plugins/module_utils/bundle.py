@@ -681,6 +681,8 @@ class PackageCache(object):
                 for entry in all_files:
                     with open(os.path.join(work, entry["path"]), "rb") as src:
                         tar.addfile(_tarinfo(entry["path"], entry["size"], entry.get("mode", 0o644)), src)
+                    if counter is not None:
+                        counter["bytes_read"] = counter.get("bytes_read", 0) + entry["size"]
             raw.flush()
             os.fsync(raw.fileno())
         meta = {

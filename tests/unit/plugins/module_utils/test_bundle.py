@@ -232,7 +232,9 @@ def test_cache_reuse_and_one_addon_change(tmp_path, sources):
     # Only alpha's new inputs went through Python (7000 bytes tool + image + apt index); beta was
     # neither fetched nor re-read.
     beta_size = third["packages"]["beta"]["size"]
-    assert third["bytes_read"] < 7000 + len((src / "image.tar").read_bytes()) + 1024
+    alpha_inputs = 7000 + len((src / "image.tar").read_bytes())
+    # fetched+hashed once, read again when packing (plus package.json); beta not at all.
+    assert alpha_inputs * 2 <= third["bytes_read"] < alpha_inputs * 2 + 8192
     assert third["bytes_copied"] >= beta_size
 
 
@@ -365,3 +367,42 @@ def test_cli_build_and_verify(tmp_path, sources, capsys, monkeypatch):
     flip(out, 2000)
     assert cli_main(["bundle", "verify", out, "--pubkey", str(tmp_path / "cli" / "signing.pub"), "-q"]) == 1
     assert "error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kwargs,expected", [
+    ({}, ["ctr", "--address", "/run/containerd/containerd.sock", "--namespace", "k8s.io", "images", "list", "--quiet"]),
+    ({"ctr": "/usr/bin/ctr", "address": "/x.sock", "namespace": "default"},
+     ["/usr/bin/ctr", "--address", "/x.sock", "--namespace", "default", "images", "list", "--quiet"]),
+])
+def test_ctr_list_argv(kwargs, expected):
+    assert b.ctr_list_argv(**kwargs) == expected
+
+
+def test_ctr_import_argv():
+    assert b.ctr_import_argv("/b/img.tar") == ["ctr", "--address", "/run/containerd/containerd.sock", "--namespace",
+                                               "k8s.io", "images", "import", "--no-unpack=false", "/b/img.tar"]
+
+
+@pytest.mark.parametrize("ref,present,missing", [
+    ("localhost/mooring/hello:1.0", ["localhost/mooring/hello:1.0"], False),
+    ("localhost/mooring/hello:1.0", ["localhost/mooring/hello:1.1"], True),
+    ("busybox:1.36", ["docker.io/library/busybox:1.36"], False),
+    ("library/busybox:1.36", ["docker.io/library/busybox:1.36"], False),
+    ("registry.k8s.io/pause:3.10.1", [], True),
+])
+def test_images_to_import(ref, present, missing):
+    assert bool(b.images_to_import([{"ref": ref, "path": "/p"}], present)) is missing
+
+
+def test_verify_signature_only_reads_head(tmp_path, sources):
+    _src, addons = sources
+    result = build(tmp_path, make_lock(addons))
+    pub = b.read_public_key(str(tmp_path / "k" / "s.pub"))
+    path = str(tmp_path / "out.bundle")
+    with tarfile.open(path) as tar:
+        pkg = [m for m in tar if m.name.startswith("packages/")][0]
+    flip(path, pkg.offset_data + 100)
+    # The signature still verifies (the manifest is intact) but the full check refuses it.
+    assert b.verify_signature(path, pub)["id"] == result["id"]
+    with pytest.raises(b.ChecksumError):
+        b.verify_bundle(path, pub)

@@ -1,0 +1,75 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""bundle_unpack's decide-then-act on real bundles and directories (no AnsibleModule needed)."""
+
+import os
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ansible_collections.mooring.cluster.plugins.module_utils import bundle as b
+from ansible_collections.mooring.cluster.plugins.module_utils.lock import lock_digest
+from ansible_collections.mooring.cluster.plugins.modules.bundle_unpack import decide_and_act
+
+
+@pytest.fixture
+def built(tmp_path):
+    src = tmp_path / "tool"
+    src.write_bytes(os.urandom(5000))
+    addons = {"alpha": {"version": "1", "artifacts": [{
+        "name": "tool", "kind": "binary", "arch": "amd64", "url": "file://%s" % src,
+        "sha256": b.sha256_file(str(src))[0], "dest": "tool"}], "images": [], "packages": {}}}
+    lock = {"kind": "InstallerLock", "hash": "h", "architectures": ["amd64"], "addons": addons}
+    lock["digest"] = lock_digest(lock)
+    out = b.build_bundle(lock, str(tmp_path / "b.tar"), key_path=str(tmp_path / "k.key"),
+                         cache_dir=str(tmp_path / "cache"))
+    return tmp_path, out
+
+
+def params(tmp_path, **kw):
+    base = {"src": str(tmp_path / "b.tar"), "dest": str(tmp_path / "root"), "pubkey": str(tmp_path / "k.pub"),
+            "id": None, "remove_src": False}
+    base.update(kw)
+    return base
+
+
+def test_check_mode_writes_nothing_then_apply_then_noop(built):
+    tmp_path, out = built
+    changed, summary = decide_and_act(params(tmp_path, id=out["id"]), check_mode=True)
+    assert changed and summary["id"] == out["id"] and not (tmp_path / "root").exists()
+    changed, summary = decide_and_act(params(tmp_path, id=out["id"], remove_src=True), check_mode=False)
+    assert changed and (tmp_path / "root" / out["id"] / "alpha" / "bin" / "amd64" / "tool").exists()
+    assert not (tmp_path / "b.tar").exists()
+    # Already unpacked: no src needed, nothing changes.
+    changed, _ = decide_and_act(params(tmp_path, id=out["id"]), check_mode=False)
+    assert not changed
+    changed, _ = decide_and_act(params(tmp_path, id=out["id"]), check_mode=True)
+    assert not changed
+
+
+def test_refused_copy_is_deleted_and_nothing_unpacked(built):
+    tmp_path, out = built
+    path = tmp_path / "b.tar"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 1
+    path.write_bytes(bytes(data))
+    with pytest.raises(b.BundleError, match="refused copy"):
+        decide_and_act(params(tmp_path, id=out["id"], remove_src=True), check_mode=False)
+    assert not path.exists()
+    assert not (tmp_path / "root").exists() or os.listdir(str(tmp_path / "root")) == []
+
+
+def test_untrusted_key_refused(built):
+    tmp_path, out = built
+    other = Ed25519PrivateKey.generate()
+    (tmp_path / "other.pub").write_bytes(other.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    with pytest.raises(b.SignatureError):
+        decide_and_act(params(tmp_path, pubkey=str(tmp_path / "other.pub")), check_mode=False)
+
+
+def test_missing_src_names_what_to_do(built):
+    tmp_path, _out = built
+    with pytest.raises(b.BundleError, match="copy the bundle first"):
+        decide_and_act(params(tmp_path, src=str(tmp_path / "nope.tar"), id="a" * 64), check_mode=False)
