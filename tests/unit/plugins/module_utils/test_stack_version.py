@@ -175,3 +175,41 @@ def test_bad_metadata_named(stack_dir):
     edit(stack_dir / "metadata.yaml", "nodeImage: v1", "nodeImage: 1")
     with pytest.raises(s.StackError, match=r"versions.components.nodeImage is '1'|versions.components.nodeImage is 1"):
         s.Stack(str(stack_dir))
+
+
+EDITS = {
+    "clusterAddon": ("cluster-addon/values.yaml", "replicaCount: 2", "replicaCount: 4"),
+    "nodeImage": ("node-image/image.yaml", "minDiskGiB: 20", "minDiskGiB: 40"),
+    "clusterClass": ("cluster-class/openstack.yaml", "nodeCIDR: 10.8.0.0/20", "nodeCIDR: 10.9.0.0/20"),
+}
+
+
+def bump(version, moved):
+    return "v%d" % (int(version[1:]) + (1 if moved else 0))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sets(st.sampled_from(sorted(EDITS))), min_size=1, max_size=3))
+def test_property_bumps_exactly_what_changed(tmp_path_factory, rounds):
+    """Over several releases, a component's version moves by one exactly when its part was
+    edited in that round, and the stack version exactly when anything was."""
+    d = tmp_path_factory.mktemp("stk") / "stacks" / "openstack" / "default" / "1-34"
+    shutil.copytree(SOURCE, str(d))
+    expected = versions(d)
+    flip = {}
+    for edited in rounds:
+        for part in edited:
+            rel, a, b = EDITS[part]
+            old, new = (b, a) if flip.get(part) else (a, b)
+            edit(d / rel, old, new)
+            flip[part] = not flip.get(part)
+        plan = s.plan_versions(s.Stack(str(d)))
+        assert sorted(plan["changed"]) == sorted(edited)
+        expected = {
+            "clusterStack": bump(expected["clusterStack"], bool(edited)),
+            "kubernetes": expected["kubernetes"],
+            "components": {c: bump(expected["components"][c], c in edited) for c in s.COMPONENTS},
+        }
+        assert plan["versions"] == expected
+        s.apply_versions(plan)
+        assert s.plan_versions(s.Stack(str(d)))["due"] is False
