@@ -303,3 +303,16 @@ def test_kubernetes_validate_is_not_a_no_op():
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"},
                                       "spec": {"ports": [{"port": "eighty"}]}}, "1.34", strict=True)
+
+
+def test_contract_role_reset_argv_matches_the_backend():
+    """roles/kubeadm/tasks/reset.yml runs kubeadm reset without a plan (reset must work when the
+    cluster state is broken); its argv must stay the backend's."""
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "kubeadm", "tasks", "reset.yml")
+    with open(path) as f:
+        tasks = yaml.safe_load(f)
+    argv = next(t for t in tasks if t.get("name") == "Kubeadm reset")["ansible.builtin.command"]["argv"]
+    assert [a.replace("{{ kubeadm_bin_dir }}", "/usr/local/bin") for a in argv] == k.reset_argv(
+        kubeadm="/usr/local/bin/kubeadm")
