@@ -134,8 +134,8 @@ def settings(thresholds=None, disks=None, ports=None, distributions=None, kernel
                             % (entry, ", ".join(CHECKS)))
     if problems:
         raise PreflightError("invalid preflight settings", problems)
-    dist = {k: [str(v) for v in vs] for k, vs in (DEFAULT_DISTRIBUTIONS if distributions is None
-                                                   else distributions).items()}
+    given = DEFAULT_DISTRIBUTIONS if distributions is None else distributions
+    dist = {k: [str(v) for v in vs] for k, vs in given.items()}
     return {"thresholds": th, "disks": dk, "ports": pt, "distributions": dist, "kernel_features": kf,
             "ignore": ig}
 
@@ -359,9 +359,9 @@ def judge_host(facts, roles, cfg):
             res.append(_result("disk", "fail", "%s (%s): free space unknown (%s): check the path"
                                % (d["path"], d["purpose"], got.get("error", "not measured"))))
         elif got["free_mb"] < d["min_free_mb"]:
+            args = (d["path"], d["purpose"], got["free_mb"], got["measured"], d["min_free_mb"])
             res.append(_result("disk", "fail", "%s (%s): %d MiB free on %s, needs %d MiB: free space or mount a "
-                               "bigger disk there" % (d["path"], d["purpose"], got["free_mb"], got["measured"],
-                                                       d["min_free_mb"])))
+                               "bigger disk there" % args))
         elif got["free_mb"] < d["recommended_free_mb"]:
             res.append(_result("disk", "warn", "%s (%s): %d MiB free, %d MiB recommended"
                                % (d["path"], d["purpose"], got["free_mb"], d["recommended_free_mb"])))
@@ -491,8 +491,8 @@ def judge_inventory(hosts):
 
 def apply_ignore(host, results, ignore):
     """Mark results named in ``ignore`` (CHECK or HOST:CHECK) as ``ignored``."""
-    names = {e for e in ignore if ":" not in e} | {e.split(":", 1)[1] for e in ignore
-                                                     if ":" in e and e.split(":", 1)[0] == host}
+    names = {e for e in ignore if ":" not in e}
+    names |= {e.split(":", 1)[1] for e in ignore if ":" in e and e.split(":", 1)[0] == host}
     out = []
     for r in results:
         if r["check"] in names and r["status"] in ("warn", "fail"):

@@ -21,13 +21,14 @@ description:
   - Never changes anything on any host. The module itself does not fail on failed checks;
     the P(mooring.cluster.preflight#role) role fails once with the report.
 author:
-  - mooring.cluster developers
+  - mooring.cluster developers (@mooring)
 attributes:
   check_mode:
     support: full
     description: Read-only; runs the same in check mode.
   diff_mode:
     support: none
+    description: Nothing is changed, so there is nothing to diff.
 options:
   scope:
     description: V(host) gathers and judges this host, V(inventory) judges all hosts' results.
@@ -142,7 +143,7 @@ report:
   returned: scope=inventory
   type: str
 report_lines:
-  description: O(report) split into lines, for display.
+  description: RV(report) split into lines, for display.
   returned: scope=inventory
   type: list
   elements: str
@@ -157,7 +158,7 @@ warnings_found:
   type: list
   elements: dict
 failure_lines:
-  description: Every failed check as one line, C(HOST CHECK: MESSAGE).
+  description: Every failed check as one line, C(HOST CHECK - MESSAGE) (host, check name, colon, message).
   returned: scope=inventory
   type: list
   elements: str
@@ -217,7 +218,7 @@ def main():
                 summary=text.splitlines()[-1], passed=not summary["failed"])
         roles = host_roles(p["roles"])
         disk_paths = [d["path"] for d in cfg["disks"] if set(d["roles"]) & set(roles)]
-        facts = gather(run=lambda argv: module.run_command(argv), disk_paths=disk_paths, peers=p["peers"],
+        facts = gather(run=module.run_command, disk_paths=disk_paths, peers=p["peers"],
                        peer_port=p["peer_port"])
     except PreflightError as exc:
         module.fail_json(msg=str(exc))

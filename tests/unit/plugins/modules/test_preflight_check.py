@@ -18,7 +18,8 @@ MODULE = Path(__file__).resolve().parents[4] / "plugins" / "modules" / "prefligh
 def run_module(tmp_path, args):
     f = tmp_path / "args.json"
     f.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
-    proc = subprocess.run([sys.executable, str(MODULE), str(f)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, str(MODULE), str(f)], capture_output=True, text=True, timeout=120,
+                          check=False)
     return json.loads(proc.stdout)
 
 
