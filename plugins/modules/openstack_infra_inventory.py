@@ -17,13 +17,15 @@ description:
     (the load balancer VIP when there is one, otherwise the first control-plane node).
   - The file is replaced atomically and only when its content changes.
 author:
-  - mooring.cluster developers
+  - mooring.cluster developers (@mooring-cluster)
 requirements:
   - openstacksdk
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
 options:
   plan:
@@ -96,13 +98,22 @@ endpoint:
 
 import os
 import tempfile
+import traceback
 
-import yaml
+from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.mooring.cluster.plugins.module_utils import openstack_infra as infra
 from ansible_collections.mooring.cluster.plugins.module_utils.openstack_module import (
     MooringOpenStackModule,
 )
+
+try:
+    import yaml
+    HAS_YAML = True
+    YAML_IMPORT_ERROR = None
+except ImportError:
+    HAS_YAML = False
+    YAML_IMPORT_ERROR = traceback.format_exc()
 
 HEADER = "# Written by mooring.cluster.openstack_infra_inventory; do not edit.\n"
 
@@ -115,6 +126,8 @@ class OpenStackInfraInventoryModule(MooringOpenStackModule):
     module_kwargs = dict(supports_check_mode=True)
 
     def run(self):
+        if not HAS_YAML:
+            self.ansible.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
         plan = self.params["plan"]
         path = self.params["path"]
         vip = None

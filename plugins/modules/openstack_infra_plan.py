@@ -20,13 +20,15 @@ description:
   - Reads only; it never changes the cloud. C(changes) reports what applying the plan would
     create (or, with O(state=absent), delete), which is the plan shown in check mode.
 author:
-  - mooring.cluster developers
+  - mooring.cluster developers (@mooring-cluster)
 requirements:
   - openstacksdk
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
   state:
@@ -186,7 +188,7 @@ class OpenStackInfraPlanModule(MooringOpenStackModule):
         ssh_allowed_cidrs=dict(type="list", elements="str", default=[]),
         nodeport_allowed_cidrs=dict(type="list", elements="str", default=[]),
         cni=dict(type="dict", default={}),
-        keypair=dict(type="dict", required=True),
+        keypair=dict(type="dict", required=True, no_log=False),
         nodes=dict(type="dict", required=True),
         load_balancer=dict(type="dict", default={}),
         user_data=dict(type="dict", default={}),

@@ -362,14 +362,34 @@ image_driver = image_noop_driver
 loadbalancer_topology = SINGLE
 [certificates]
 cert_manager = local_cert_manager
+cert_generator = local_cert_generator
+storage_path = $W/data/octavia/certs
+ca_certificate = $W/data/octavia/ca.pem
+ca_private_key = $W/data/octavia/ca.key
+[haproxy_amphora]
+client_cert = $W/data/octavia/client.pem
+server_ca = $W/data/octavia/ca.pem
 [oslo_concurrency]
 lock_path = $W/lock
 [oslo_messaging]
 topic = octavia_prov
 EOF
+  # A throw-away CA for the (noop) amphorae; nothing leaves this work dir.
+  (
+    cd "$W/data/octavia" && mkdir -p certs
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=mooring-test-octavia-ca \
+      -keyout ca.key -out ca.pem 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=octavia-client -keyout client.key \
+      -out client.csr 2>/dev/null
+    openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+      -out client.crt 2>/dev/null
+    cat client.crt client.key > client.pem
+    chmod 0600 ca.key client.key client.pem
+  )
   octavia-db-manage --config-file "$W/etc/octavia/octavia.conf" upgrade head >"$W/logs/octavia-manage.log" 2>&1
-  uwsgi_app octavia-api 9876 octavia.api.app:setup_app --env "OS_OCTAVIA_CONFIG_DIR=$W/etc/octavia" \
-    --pyargv "--config-file $W/etc/octavia/octavia.conf"
+  printf 'from octavia.api import app\napplication = app.setup_app()\n' > "$W/etc/octavia/octavia_wsgi.py"
+  uwsgi_app octavia-api 9876 octavia_wsgi:application --pythonpath "$W/etc/octavia" \
+    --env "OS_OCTAVIA_CONFIG_DIR=$W/etc/octavia" --pyargv "--config-file $W/etc/octavia/octavia.conf"
   spawn octavia-worker "$VENV/bin/octavia-worker" --config-file "$W/etc/octavia/octavia.conf"
 fi
 
