@@ -773,8 +773,19 @@ def build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distr
     plan = plan_bundle(lock, cache_dir, addons, distro)
     if check_mode:
         current = _existing_manifest_id(output)
-        return {"changed": current is None or any(meta is None for _, _, meta in plan), "path": output,
-                "packages": {name: {"key": key, "cached": meta is not None} for name, key, meta in plan}}
+        changed = current is None or any(meta is None for _, _, meta in plan)
+        if not changed:
+            # Every package is cached: the manifest (and so the id) can be computed without fetching.
+            try:
+                with open(public_key_path(key_path), "rb") as handle:
+                    public_raw = public_key_from_pem(handle.read())
+            except (OSError, SignatureError):
+                changed = True
+            else:
+                data = manifest_bytes(build_manifest(lock, [meta for _, _, meta in plan], public_raw, distro))
+                changed = hashlib.sha256(data).hexdigest() != current
+        return {"changed": changed, "path": output,
+                "packages": {name: {"key": key, "reused": meta is not None} for name, key, meta in plan}}
     key, public_pem, key_created = ensure_signing_key(key_path)
     public_raw = public_key_from_pem(public_pem)
     metas = []

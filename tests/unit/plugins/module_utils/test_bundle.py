@@ -406,3 +406,15 @@ def test_verify_signature_only_reads_head(tmp_path, sources):
     assert b.verify_signature(path, pub)["id"] == result["id"]
     with pytest.raises(b.ChecksumError):
         b.verify_bundle(path, pub)
+
+
+def test_check_mode_predicts_without_writing(tmp_path, sources):
+    _src, addons = sources
+    assert build(tmp_path, make_lock(addons), check_mode=True)["changed"]
+    assert not (tmp_path / "out.bundle").exists() and not (tmp_path / "cache").exists()
+    build(tmp_path, make_lock(addons))
+    assert not build(tmp_path, make_lock(addons), check_mode=True)["changed"]
+    lock = make_lock(addons)
+    lock["hash"] = "fedcba9"  # same packages, different lock: bundle.json (and the id) would change
+    lock["digest"] = lock_digest(lock)
+    assert build(tmp_path, lock, check_mode=True)["changed"]
