@@ -35,6 +35,8 @@ for s in "${scenarios[@]}"; do
 done
 
 t0=$SECONDS
+echo "::: lab self-tests (naming, subnets, inventory)"
+python -m pytest -q -p no:cacheprovider tests/lab
 echo "::: lab setup"
 $LAB setup
 $LAB image >/dev/null
