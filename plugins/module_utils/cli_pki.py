@@ -13,7 +13,12 @@ from __future__ import annotations
 import json
 import sys
 
-import yaml
+try:
+    import yaml
+
+    HAS_YAML = True
+except ImportError:  # pragma: no cover - PyYAML comes with ansible-core
+    HAS_YAML = False
 
 from ansible_collections.mooring.cluster.plugins.module_utils.pki import PKIError, ensure_pki, inspect_pki
 
@@ -21,6 +26,8 @@ from ansible_collections.mooring.cluster.plugins.module_utils.pki import PKIErro
 def _load_request(path):
     if not path:
         return {}
+    if not HAS_YAML:
+        raise PKIError("--config needs the Python library PyYAML")
     try:
         with open(path) as f:
             data = yaml.safe_load(f)

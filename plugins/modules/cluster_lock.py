@@ -17,11 +17,13 @@ description:
     once. A second acquirer waits up to O(timeout) seconds, then fails naming the holder.
   - Acquiring a lock already held by the same O(holder) keeps its lease alive and reports no change.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
   name:

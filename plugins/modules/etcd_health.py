@@ -16,11 +16,13 @@ description:
   - With O(timeout), polls until the requirement holds and fails when it does not within that time.
   - Never changes anything.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
   etcdctl:

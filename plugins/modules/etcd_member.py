@@ -17,11 +17,13 @@ description:
     (every started member plus itself), to be used with C(--initial-cluster-state=existing).
   - Run it against a healthy member, never against the member being added.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
   etcdctl:

@@ -16,11 +16,13 @@ description:
   - O(state=restored) restores O(path) into O(data_dir), which must not exist or be empty, as member O(name)
     of a new cluster (O(initial_cluster), O(token)). Stop etcd and move the old data directory away first.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
   state:

@@ -24,18 +24,23 @@ description:
   - Subjects follow kubeadm 1.29 and later (C(admin) in O=kubeadm:cluster-admins, C(super-admin) in
     O=system:masters, kubelets CN=system:node:<name> O=system:nodes).
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
     details: the diff lists, per created or renewed certificate, its subject and SANs before and after.
   action:
+    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
     support: full
   async:
+    description: Supports being used with the C(async) keyword.
     support: none
   platform:
+    description: Target OS/families that can be operated against.
     platforms: all
     support: full
     details: runs on the controller only.
