@@ -465,7 +465,8 @@ def plan_cluster(states, control_plane, workers, only=None):
     ``states`` maps host -> ``{binaries: bool, admin_conf: bool, kubelet_conf: bool,
     api_ready: bool|None}`` (gathered by ``kubeadm_state``). ``only`` limits the changes to
     these hosts (the ``join`` playbook: others are never touched). Returns
-    ``{"cluster_exists", "init_host", "hosts": {host: {"action", "reason"}}}`` with actions
+    ``{"cluster_exists", "init_host", "token_host", "hosts": {host: {"action", "reason"}}}`` (``token_host``:
+    where the join token is made - the init host or the first control plane that answers) with actions
     ``init``, ``join_control_plane``, ``join_worker``, ``member``, ``blocked`` or ``untouched``."""
     control_plane = list(control_plane or [])
     workers = [h for h in (workers or []) if h not in control_plane]
@@ -482,7 +483,8 @@ def plan_cluster(states, control_plane, workers, only=None):
             "%s: /etc/kubernetes/admin.conf exists but the API server does not answer /readyz; refusing to run "
             "kubeadm init over it. Start the control plane again, or run mooring.cluster.reset on it first" % h
             for h in stale])
-    plan = {"cluster_exists": cluster_exists, "init_host": None, "hosts": {}}
+    plan = {"cluster_exists": cluster_exists, "init_host": None, "token_host": ready_cp[0] if ready_cp else None,
+            "hosts": {}}
     for host in control_plane + workers:
         s = states[host]
         cp = host in control_plane
@@ -494,7 +496,7 @@ def plan_cluster(states, control_plane, workers, only=None):
             action, reason = "blocked", "kubeadm/kubelet binaries are not installed (bundle without Kubernetes?)"
         elif cp and not cluster_exists and plan["init_host"] is None:
             action, reason = "init", "no control plane answers: this host creates the cluster"
-            plan["init_host"] = host
+            plan["init_host"] = plan["token_host"] = host
         elif cp:
             action, reason = "join_control_plane", "joins the existing control plane"
         else:

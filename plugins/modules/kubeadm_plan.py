@@ -85,6 +85,10 @@ init_host:
   description: The host that runs C(kubeadm init), or null.
   returned: always
   type: str
+token_host:
+  description: Where the join token is made - the init host, or the first control plane that answers; null when none.
+  returned: always
+  type: str
 hosts:
   description: Host name to C(action) and C(reason).
   returned: always

@@ -232,6 +232,10 @@ def test_contract_plan_cluster(name, states, only, expected):
     assert {h: p["action"] for h, p in plan["hosts"].items()} == expected, name
     assert len([p for p in plan["hosts"].values() if p["action"] == "init"]) <= 1
     assert len(k.plan_lines(plan)) == len(CP + W)
+    if plan["init_host"]:
+        assert plan["token_host"] == plan["init_host"]
+    elif plan["cluster_exists"]:
+        assert plan["hosts"][plan["token_host"]]["action"] == "member" and plan["token_host"] in CP
 
 
 def test_contract_refuses_init_over_stale_admin_conf():
