@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 from ansible.errors import AnsibleActionFail
@@ -30,6 +31,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         _spec, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        args = json.loads(json.dumps(args))  # plain Python types (no templating tags) for the backends
         check_mode = bool(self._task.check_mode)
         try:
             summary = validate_archive(args["path"], pubkey_path=args["pubkey"],

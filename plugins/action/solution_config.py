@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
@@ -37,6 +39,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         _spec, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        args = json.loads(json.dumps(args))  # plain Python types (no templating tags) for the backends
         try:
             config = load_config(args["current"])
             if args["action"] != "show":

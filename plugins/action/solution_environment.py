@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
@@ -34,6 +36,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         _spec, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        args = json.loads(json.dumps(args))  # plain Python types (no templating tags) for the backends
         try:
             out = plan_changes(**args)
         except MooringError as exc:
