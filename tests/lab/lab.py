@@ -284,6 +284,10 @@ def ensure_image():
     for old in CACHE.glob("rootfs-*.tar"):
         if old != tar:
             old.unlink()
+    # Images of older recipes: removed unless a running lab still uses one.
+    for old_ref in podman("images", "--format", "{{.Repository}}:{{.Tag}}", IMAGE_REPO).stdout.split():
+        if old_ref != ref:
+            podman("rmi", old_ref, check=False)
     return ref
 
 
