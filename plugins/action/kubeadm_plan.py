@@ -69,8 +69,8 @@ class ActionModule(ActionBase):
                     first = args["control_plane"][0]
                     result["commands"][first]["upgrade"] = kubeadm.upgrade_apply_argv(
                         result["upgrade"]["to"], kubeadm=args["bin_dir"] + "/kubeadm")
-                result["lines"].append("upgrade: %s -> %s (%s)" % (result["upgrade"]["from"], result["upgrade"]["to"],
-                                                                    result["upgrade"]["action"]))
+                up = result["upgrade"]
+                result["lines"].append("upgrade: %s -> %s (%s)" % (up["from"], up["to"], up["action"]))
         except MooringError as exc:
             raise AnsibleActionFail(str(exc)) from None
         result["changed"] = False
