@@ -9,7 +9,7 @@ short_description: Render the Kubernetes objects of a solution environment chang
 version_added: 0.1.0
 description:
   - Decides, on the controller, the Kubernetes objects to apply and to delete for one environment action,
-    and the environment's resulting C({solution: version}) map. It changes nothing itself (C(changed) is
+    and the environment's resulting map of solution to version. It changes nothing itself (C(changed) is
     always false); apply RV(apply) and delete RV(delete) with M(kubernetes.core.k8s).
   - An environment is a namespace labelled C(solutions.mooring.io/environment=<environment>) with the
     annotation C(solutions.mooring.io/environment-description), holding the ConfigMap C(mooring-environment)
@@ -53,7 +53,7 @@ options:
     required: true
     choices: [create, delete, add, upgrade, downgrade, remove]
   current:
-    description: The environment's current C({solution: version}) (the data of its C(mooring-environment) ConfigMap).
+    description: The environment's current map of solution to version (the data of its C(mooring-environment) ConfigMap).
     type: dict
     default: {}
   name:
@@ -63,7 +63,7 @@ options:
     description: Target version (add, upgrade, downgrade).
     type: str
   solution:
-    description: Validated summary (RV(mooring.cluster.solution_archive#module:solution)) of the target version,
+    description: Validated summary (the C(solution) result of M(mooring.cluster.solution_archive)) of the target version,
       or of the running version for O(action=remove).
     type: dict
   previous:
@@ -111,7 +111,7 @@ delete:
   type: list
   elements: dict
 solutions:
-  description: The environment's C({solution: version}) after the change.
+  description: The environment's map of solution to version after the change.
   returned: success
   type: dict
   sample: {example: 2.0.0}
