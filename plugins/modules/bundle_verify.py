@@ -14,7 +14,7 @@ description:
     public key first, then the size and sha256 of every package against the signed manifest; any extra,
     missing or altered member makes it fail. Nothing is written.
   - Needs only Python's standard library (the signature check does not use C(cryptography)), so it runs on
-    the controller (C(delegate_to: localhost)) and on minimal hosts alike.
+    the controller (delegated to C(localhost)) and on minimal hosts alike.
   - Returns what roles need to install the bundle - per add-on its apt repository, host packages,
     binaries and images.
 author:
