@@ -8,6 +8,9 @@ import copy
 import os
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from ansible_collections.mooring.cluster.plugins.module_utils import preflight as pf
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
@@ -320,3 +323,32 @@ def test_inputs_not_mutated():
     before = copy.deepcopy(reg)
     pf.run_inventory(reg, ignore=["swap"])
     assert reg == before
+
+
+# ---------------------------------------------------------------- report invariants (property test)
+
+_result_st = st.fixed_dictionaries({
+    "check": st.sampled_from(pf.CHECKS),
+    "status": st.sampled_from(pf.STATUSES),
+    "message": st.text(alphabet="abc xyz", min_size=1, max_size=20),
+})
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.from_regex(r"^h[0-9]{1,3}$", fullmatch=True), st.lists(_result_st, max_size=12),
+                       min_size=1, max_size=8))
+def test_report_lists_every_failure_and_one_row_per_host(results_by_host):
+    text, summary = pf.render_report(results_by_host)
+    lines = text.splitlines()
+    fails = [(h, r["check"]) for h, rs in results_by_host.items() for r in rs if r["status"] == "fail"]
+    warns = [(h, r["check"]) for h, rs in results_by_host.items() for r in rs if r["status"] == "warn"]
+    assert sorted((h, c) for h, c, _m in summary["failed"]) == sorted(fails)
+    assert len(summary["warnings"]) == len(warns)
+    assert lines[-1] == "preflight: %d host(s), %d failure(s), %d warning(s)" % (
+        len(results_by_host), len(fails), len(warns))
+    rows = [ln.split()[0] for ln in lines[2:2 + len(results_by_host)]]
+    assert rows == sorted(results_by_host)
+    for h, checks in summary["status"].items():
+        for c, s in checks.items():
+            worst = max((r["status"] for r in results_by_host[h] if r["check"] == c), key=pf.RANK.get)
+            assert s == worst
