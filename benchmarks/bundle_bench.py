@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Bundle assembly figures (not a pass/fail test).
@@ -63,7 +62,7 @@ def synthetic_lock(work):
     for name, size in (("containerd", 40), ("etcd", 55)):
         path = os.path.join(src, name + ".bin")
         with open(path, "wb") as handle:
-            for _ in range(size):
+            for _chunk in range(size):
                 handle.write(os.urandom(MIB // 2) + bytes(MIB // 2))
         addons[name] = {"version": "1.0.0", "category": "cri", "images": [], "packages": {},
                         "artifacts": [artifact(path, name, "binary")]}
@@ -144,7 +143,7 @@ def main(argv=None):
               "(etcd inputs: %.1f MiB, read twice - fetch+verify, then pack; whole input: %.1f MiB), copied %.1f MiB in the kernel"
               % (t_one, rebuilt, one["bytes_read"] / MIB, etcd_in / MIB, total_in / MIB, one["bytes_copied"] / MIB))
         pub = b.read_public_key(os.path.join(work, "k", "s.pub"))
-        _summary, t_ver = timed(lambda: b.verify_bundle(out, pub))
+        _verified, t_ver = timed(lambda: b.verify_bundle(out, pub))
         print("verify (signature + every checksum, stdlib only): %.2f s, %s" % (t_ver, rate(one["size"], t_ver)))
     finally:
         if args.keep:

@@ -526,7 +526,7 @@ def _apt_download(names, dest_dir):
         raise BundleError("host packages %s: no deb artifact provides them and this controller has no apt-get; "
                           "add them to the catalog overlay as kind: deb artifacts" % ", ".join(names))
     proc = subprocess.run(["apt-get", "-q", "-o", "APT::Sandbox::User=root", "download"] + list(names),
-                          cwd=dest_dir, capture_output=True, text=True)
+                          cwd=dest_dir, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise BundleError("host packages %s: apt-get download failed: %s" % (", ".join(names), proc.stderr.strip()))
 
@@ -608,7 +608,7 @@ class PackageCache(object):
             else:
                 progress.say("skopeo copy %s" % ref)
                 proc = subprocess.run(skopeo_copy_argv(ref, image.get("digest"), target, fmt),
-                                      capture_output=True, text=True)
+                                      capture_output=True, text=True, check=False)
                 if proc.returncode != 0:
                     raise BundleError("add-on %s: image %s: skopeo copy failed: %s" % (name, ref, proc.stderr.strip()))
                 sha, size = sha256_file(target, counter)
@@ -738,6 +738,10 @@ def plan_bundle(lock, cache_dir=None, addons=None, distro="debian"):
     return plan
 
 
+_MANIFEST_PACKAGE_KEYS = ("key", "version", "file", "size", "sha256", "images", "packages", "repo",
+                          "trustedOnFirstUse", "files")
+
+
 def build_manifest(lock, metas, public_raw, distro):
     return {
         "bundleFormat": BUNDLE_FORMAT,
@@ -749,9 +753,7 @@ def build_manifest(lock, metas, public_raw, distro):
         "signer": key_fingerprint(public_raw),
         "sandboxImage": sandbox_image(lock),
         "lock": lock,
-        "packages": {m["addon"]: {k: m[k] for k in ("key", "version", "file", "size", "sha256", "images", "packages",
-                                                     "repo", "trustedOnFirstUse", "files")}
-                     for m in metas},
+        "packages": {m["addon"]: {k: m[k] for k in _MANIFEST_PACKAGE_KEYS} for m in metas},
     }
 
 
@@ -773,7 +775,7 @@ def build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distr
     plan = plan_bundle(lock, cache_dir, addons, distro)
     if check_mode:
         current = _existing_manifest_id(output)
-        changed = current is None or any(meta is None for _, _, meta in plan)
+        changed = current is None or any(item[2] is None for item in plan)
         if not changed:
             # Every package is cached: the manifest (and so the id) can be computed without fetching.
             try:
@@ -782,7 +784,7 @@ def build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distr
             except (OSError, SignatureError):
                 changed = True
             else:
-                data = manifest_bytes(build_manifest(lock, [meta for _, _, meta in plan], public_raw, distro))
+                data = manifest_bytes(build_manifest(lock, [item[2] for item in plan], public_raw, distro))
                 changed = hashlib.sha256(data).hexdigest() != current
         return {"changed": changed, "path": output,
                 "packages": {name: {"key": key, "reused": meta is not None} for name, key, meta in plan}}
@@ -933,8 +935,8 @@ def read_head(path):
     if names[:1] != [MANIFEST_NAME]:
         raise BundleError("%s: not a mooring bundle (first member must be %s)" % (path, MANIFEST_NAME))
     if names[1:2] != [SIGNATURE_NAME]:
-        raise SignatureError("%s: unsigned bundle (no %s after %s); refusing it" % (path, SIGNATURE_NAME,
-                                                                                   MANIFEST_NAME))
+        raise SignatureError("%s: unsigned bundle (no %s after %s); refusing it"
+                             % (path, SIGNATURE_NAME, MANIFEST_NAME))
     return members[0][1], members[1][1]
 
 
@@ -948,8 +950,8 @@ def verify_manifest(data, signature, public_raw, where="bundle"):
     except ValueError as exc:
         raise BundleError("%s: %s is not JSON: %s" % (where, MANIFEST_NAME, exc)) from exc
     if manifest.get("kind") != BUNDLE_KIND or manifest.get("bundleFormat") != BUNDLE_FORMAT:
-        raise BundleError("%s: unsupported bundle (kind %r, format %r)" % (where, manifest.get("kind"),
-                                                                            manifest.get("bundleFormat")))
+        raise BundleError("%s: unsupported bundle (kind %r, format %r)"
+                          % (where, manifest.get("kind"), manifest.get("bundleFormat")))
     for name, pkg in (manifest.get("packages") or {}).items():
         _check_member_name(pkg["file"])
         if not _HEX64.match(pkg.get("sha256") or ""):
@@ -972,7 +974,7 @@ def _verify_stream(path, public_raw, on_package=None, progress=None):
         with tarfile.open(path, mode="r|") as tar:
             members = iter(tar)
             heads = []
-            for _ in range(2):
+            for _index in range(2):
                 member = next(members, None)
                 if member is None or not member.isfile() or member.size > MAX_MANIFEST:
                     break
@@ -1052,7 +1054,7 @@ def summarize(manifest, bundle_id, root=None):
                "packages": sorted({p for a in addons.values() for p in a["packages"]})}
     if base:
         # Flat lists with absolute paths, so roles need no Jinja to find things.
-        summary["repos"] = [posixpath.join(base, a["repo"]) for _, a in sorted(addons.items()) if a["repo"]]
+        summary["repos"] = [posixpath.join(base, a["repo"]) for a in (addons[n] for n in sorted(addons)) if a["repo"]]
         summary["binaries"] = [dict(b, addon=n, path=posixpath.join(base, b["path"]))
                                for n, a in sorted(addons.items()) for b in a["binaries"]]
         summary["images"] = [dict(i, addon=n, path=posixpath.join(base, i["path"]))

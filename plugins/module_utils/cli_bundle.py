@@ -24,14 +24,14 @@ def _build(args):
     if args.json:
         result = dict(result)
         result.pop("public_key", None)
-        print(json.dumps(result, indent=1, sort_keys=True))
+        sys.stdout.write(json.dumps(result, indent=1, sort_keys=True) + "\n")
         return 0
     for name, info in sorted(result["packages"].items()):
-        print("%-24s %s %s" % (name, "reused" if info["reused"] else "built ", info["key"][:12]))
+        sys.stdout.write("%-24s %s %s\n" % (name, "reused" if info["reused"] else "built ", info["key"][:12]))
         for item in info.get("trustedOnFirstUse") or []:
             sys.stderr.write("warning: %s: no sha256 in the catalog; recorded the digest fetched (trust on first "
                              "use)\n" % item)
-    print("%s: %s (id %s, %d bytes, signer %s, public key %s)" % (
+    sys.stdout.write("%s: %s (id %s, %d bytes, signer %s, public key %s)\n" % (
         args.output, "written" if result["changed"] else "unchanged", result["id"], result["size"], result["signer"],
         result["public_key_path"]))
     return 0
@@ -42,9 +42,9 @@ def _verify(args):
     summary = backend.verify_bundle(args.file, backend.read_public_key(pubkey),
                                     progress=None if args.quiet else _progress)
     if args.json:
-        print(json.dumps(summary, indent=1, sort_keys=True))
+        sys.stdout.write(json.dumps(summary, indent=1, sort_keys=True) + "\n")
         return 0
-    print("%s: OK (id %s, spec hash %s, signer %s, add-ons: %s)" % (
+    sys.stdout.write("%s: OK (id %s, spec hash %s, signer %s, add-ons: %s)\n" % (
         args.file, summary["id"], summary["hash"], summary["signer"],
         ", ".join("%s %s" % (n, a["version"]) for n, a in sorted(summary["addons"].items()))))
     return 0

@@ -19,7 +19,7 @@ description:
     verifies), nothing is done and O(src) is not needed.
   - Standard library only - hosts do not need C(python3-cryptography).
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring-cluster)
 attributes:
   check_mode:
     support: full
@@ -87,11 +87,12 @@ def decide_and_act(params, check_mode):
             return False, current
     if not params["src"] or not os.path.exists(params["src"]):
         raise backend.BundleError("bundle %s is not unpacked under %s and src %r does not exist; copy the bundle first"
-                          % (params["id"] or "?", params["dest"], params["src"]))
+                                  % (params["id"] or "?", params["dest"], params["src"]))
     if check_mode:
         summary = backend.verify_bundle(params["src"], public)
         if params["id"] and summary["id"] != params["id"]:
-            raise backend.BundleError("%s: bundle id %s, expected %s; refusing it" % (params["src"], summary["id"], params["id"]))
+            raise backend.BundleError("%s: bundle id %s, expected %s; refusing it"
+                                      % (params["src"], summary["id"], params["id"]))
         current = backend.installed_bundle(params["dest"], summary["id"], public)
         return current is None, current or summary
     try:

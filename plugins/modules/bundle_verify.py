@@ -18,7 +18,7 @@ description:
   - Returns what roles need to install the bundle - per add-on its apt repository, host packages,
     binaries and images.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring-cluster)
 attributes:
   check_mode:
     support: full

@@ -42,10 +42,8 @@ def test_check_mode_writes_nothing_then_apply_then_noop(built):
     assert changed and (tmp_path / "root" / out["id"] / "alpha" / "bin" / "amd64" / "tool").exists()
     assert not (tmp_path / "b.tar").exists()
     # Already unpacked: no src needed, nothing changes.
-    changed, _ = decide_and_act(params(tmp_path, id=out["id"]), check_mode=False)
-    assert not changed
-    changed, _ = decide_and_act(params(tmp_path, id=out["id"]), check_mode=True)
-    assert not changed
+    assert not decide_and_act(params(tmp_path, id=out["id"]), check_mode=False)[0]
+    assert not decide_and_act(params(tmp_path, id=out["id"]), check_mode=True)[0]
 
 
 def test_refused_copy_is_deleted_and_nothing_unpacked(built):
