@@ -25,6 +25,7 @@ attributes:
     description: Read-only; runs the same in check mode.
   diff_mode:
     support: none
+    description: Nothing changes, so there is nothing to show.
 options:
   path:
     description: The bundle file.
