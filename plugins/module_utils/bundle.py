@@ -673,7 +673,9 @@ class PackageCache(object):
         all_files = files + [{"path": pj_rel, "size": len(pj_data), "sha256": hashlib.sha256(pj_data).hexdigest()}]
         all_files.sort(key=lambda f: f["path"])
         tar_path, meta_path = self.paths(key)
-        tmp_tar = tar_path + ".tmp"
+        # Temporary names inside the build directory: concurrent builds of one key never clash,
+        # and the last atomic rename wins with identical content.
+        tmp_tar = os.path.join(work, ".package.tar")
         progress.say("packing %s %s" % (name, addon.get("version")))
         with open(tmp_tar, "wb") as raw:
             writer = _HashingWriter(raw)
@@ -699,9 +701,10 @@ class PackageCache(object):
             "files": [{k: f[k] for k in ("path", "size", "sha256")} for f in all_files],
         }
         os.replace(tmp_tar, tar_path)
-        with open(meta_path + ".tmp", "w", encoding="utf-8") as handle:
+        tmp_meta = os.path.join(work, ".package.json")
+        with open(tmp_meta, "w", encoding="utf-8") as handle:
             json.dump(meta, handle, sort_keys=True, indent=1)
-        os.replace(meta_path + ".tmp", meta_path)
+        os.replace(tmp_meta, meta_path)
         return meta
 
 
