@@ -30,9 +30,16 @@ import stat
 import tarfile
 import tempfile
 
-import yaml
-
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+
+try:
+    import yaml
+
+    HAS_YAML = True
+    YAML_IMPORT_ERROR = None
+except ImportError as _exc:  # pragma: no cover - depends on the environment
+    HAS_YAML = False
+    YAML_IMPORT_ERROR = _exc
 
 try:
     import pycdlib
@@ -175,7 +182,7 @@ class SolutionError(MooringError):
     """A solution archive (or a request about one) is invalid; one problem per line."""
 
 
-def _require(flag, name, error):
+def require(flag, name, error):
     if not flag:
         raise SolutionError("Python library %s is required for solution archives: %s" % (name, error))
 
@@ -252,7 +259,7 @@ class IsoReader:
     format = "iso"
 
     def __init__(self, path):
-        _require(HAS_PYCDLIB, "pycdlib", PYCDLIB_IMPORT_ERROR)
+        require(HAS_PYCDLIB, "pycdlib", PYCDLIB_IMPORT_ERROR)
         self._iso = pycdlib.PyCdlib()
         try:
             self._iso.open(path)
@@ -352,7 +359,7 @@ def _schema_path(error):
 
 def check_manifest_data(data):
     """Problems (strings, each naming the field) in a parsed manifest.yaml."""
-    _require(HAS_JSONSCHEMA, "jsonschema", JSONSCHEMA_IMPORT_ERROR)
+    require(HAS_JSONSCHEMA, "jsonschema", JSONSCHEMA_IMPORT_ERROR)
     if not isinstance(data, dict):
         return ["(document): must be a mapping with apiVersion, kind, metadata and spec"]
     validator = jsonschema.Draft7Validator(MANIFEST_SCHEMA)
@@ -407,7 +414,7 @@ def parse_sums(text):
 
 
 def load_public_key(path):
-    _require(HAS_CRYPTOGRAPHY, "cryptography", CRYPTOGRAPHY_IMPORT_ERROR)
+    require(HAS_CRYPTOGRAPHY, "cryptography", CRYPTOGRAPHY_IMPORT_ERROR)
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -420,7 +427,7 @@ def load_public_key(path):
 
 
 def load_private_key(path):
-    _require(HAS_CRYPTOGRAPHY, "cryptography", CRYPTOGRAPHY_IMPORT_ERROR)
+    require(HAS_CRYPTOGRAPHY, "cryptography", CRYPTOGRAPHY_IMPORT_ERROR)
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -854,6 +861,7 @@ def validate_archive(path, pubkey_path=None, require_signature=False):
     missing), the Ed25519 signature (when ``pubkey_path`` is given, or required),
     every listed image as a valid OCI layout, and every image the operator manifests use.
     """
+    require(HAS_YAML, "PyYAML", YAML_IMPORT_ERROR)
     pubkey = load_public_key(pubkey_path) if pubkey_path else None
     if require_signature and pubkey is None:
         raise SolutionError("a signed archive is required: give the public key to verify it with")
@@ -983,7 +991,7 @@ def _write_tar(out, src, files, extra, gz):
 
 
 def _write_iso(out_path, src, files, extra, volume):
-    _require(HAS_PYCDLIB, "pycdlib", PYCDLIB_IMPORT_ERROR)
+    require(HAS_PYCDLIB, "pycdlib", PYCDLIB_IMPORT_ERROR)
     iso = pycdlib.PyCdlib()
     iso.new(interchange_level=3, rock_ridge="1.09", vol_ident=volume[:32].upper().replace("-", "_"))
     iso_dirs = {"": "/"}
@@ -1028,6 +1036,7 @@ def build_archive(src, out_path, key_path=None, fmt=None):
     an Ed25519 private key), then the archive, atomically. The result is validated before
     it replaces ``out_path``; an invalid source leaves ``out_path`` untouched.
     """
+    require(HAS_YAML, "PyYAML", YAML_IMPORT_ERROR)
     if not os.path.isdir(src):
         raise SolutionError("%s: not a directory" % src)
     fmt = archive_format(out_path, fmt)
@@ -1087,7 +1096,7 @@ def build_archive(src, out_path, key_path=None, fmt=None):
 
 def generate_key(private_path, public_path):
     """Write a new Ed25519 key pair (private key 0600, PEM) for signing solution archives."""
-    _require(HAS_CRYPTOGRAPHY, "cryptography", CRYPTOGRAPHY_IMPORT_ERROR)
+    require(HAS_CRYPTOGRAPHY, "cryptography", CRYPTOGRAPHY_IMPORT_ERROR)
     if os.path.exists(private_path):
         raise SolutionError("%s: already exists; refusing to overwrite a private key" % private_path)
     key = Ed25519PrivateKey.generate()

@@ -70,8 +70,8 @@ def parse_images_ls(text):
 
 def manifest_url(ref, plain_http=False):
     """The registry URL of ``ref``'s manifest (``host[:port]/repo/name:tag``)."""
-    host, _, rest = ref.partition("/")
-    repo, _, tag = rest.rpartition(":")
+    host, rest = ref.split("/", 1)
+    repo, tag = rest.rsplit(":", 1)
     return "%s://%s/v2/%s/manifests/%s" % ("http" if plain_http else "https", host, repo, tag)
 
 
@@ -139,4 +139,3 @@ def ensure_images(run, images, state="present", ctr="ctr", address="/run/contain
         "before": {r: before.get(r) for r in refs},
         "after": {r: after.get(r) for r in refs},
     }
-

@@ -24,20 +24,24 @@ from __future__ import annotations
 import copy
 import re
 
-import yaml
-
 from ansible_collections.mooring.cluster.plugins.module_utils.solution import (
     API_VERSION,
     CLUSTER_SCOPED_REFUSED,
+    HAS_YAML,
     NAME_RE,
     VERSION_RE,
+    YAML_IMPORT_ERROR,
     SolutionError,
     containers_of,
     image_ref,
     parse_image_ref,
     pod_spec_of,
     repository,
+    require,
 )
+
+if HAS_YAML:
+    import yaml
 
 ENV_LABEL = "solutions.mooring.io/environment"
 ENV_DESCRIPTION = "solutions.mooring.io/environment-description"
@@ -62,9 +66,9 @@ def version_key(version):
     """A sort key implementing SemVer 2.0 precedence (build metadata ignored)."""
     if not isinstance(version, str) or not re.match(VERSION_RE, version):
         raise SolutionError("version %r is not a semantic version (X.Y.Z[-pre][+build])" % (version,))
-    core, _, pre = version.split("+", 1)[0].partition("-")
+    core, sep, pre = version.split("+", 1)[0].partition("-")
     nums = tuple(int(x) for x in core.split("."))
-    if not pre:
+    if not sep:
         return nums, (1,)
     ids = []
     for part in pre.split("."):
@@ -92,6 +96,7 @@ def empty_config():
 
 def load_config(text):
     """Parse and check a SolutionsConfiguration; an empty/absent file is an empty config."""
+    require(HAS_YAML, "PyYAML", YAML_IMPORT_ERROR)
     if text is None or not text.strip():
         return empty_config()
     try:
@@ -120,6 +125,7 @@ def load_config(text):
 
 
 def dump_config(config):
+    require(HAS_YAML, "PyYAML", YAML_IMPORT_ERROR)
     return yaml.safe_dump(config, sort_keys=True, default_flow_style=False)
 
 
@@ -283,6 +289,7 @@ def render_solution(env, summary, prefix, available, namespace=None):
     prefix images are named under; ``available`` ``{version: [images]}`` of every imported
     version (the OperatorConfig). CRDs are not included (see :func:`render_crds`).
     """
+    require(HAS_YAML, "PyYAML", YAML_IMPORT_ERROR)
     check_name("environment", env)
     namespace = check_name("namespace", namespace or env)
     name, version = summary["name"], summary["version"]
@@ -321,8 +328,9 @@ def render_solution(env, summary, prefix, available, namespace=None):
             for c in containers_of(obj):
                 parsed = parse_image_ref(c.get("image"))
                 if parsed is None:
-                    raise SolutionError("%s %s: image %r is not NAME:TAG" % (kind, doc["metadata"]["name"],
-                                                                            c.get("image")))
+                    raise SolutionError(
+                        "%s %s: image %r is not NAME:TAG" % (kind, doc["metadata"]["name"], c.get("image"))
+                    )
                 is_operator = c["image"] == op_ref
                 c["image"] = image_ref(prefix, name, version, parsed[0], parsed[1])
                 c.setdefault("imagePullPolicy", "IfNotPresent")

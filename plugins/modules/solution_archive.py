@@ -18,17 +18,22 @@ description:
     C(<image_prefix>/<name>-<version>/<image>:<tag>). Files already there with the same content are kept.
   - Hosts only ever receive what passed this validation.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   action:
+    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
     support: full
   async:
+    description: Supports being used with the C(async) keyword.
     support: none
   platform:
+    description: Target OS/families that can be operated against.
     platforms: all
     support: full
     details: runs on the controller only.

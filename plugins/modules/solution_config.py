@@ -15,17 +15,22 @@ description:
   - Refuses, with a message saying what to do, to remove an active version, to activate a version that is
     not imported, or to import a different archive under a name and version already imported.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   action:
+    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
     support: full
   async:
+    description: Supports being used with the C(async) keyword.
     support: none
   platform:
+    description: Target OS/families that can be operated against.
     platforms: all
     support: full
     details: runs on the controller only.

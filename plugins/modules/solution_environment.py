@@ -21,17 +21,22 @@ description:
   - C(upgrade) must go to a newer version and C(downgrade) to an older one (SemVer precedence); the version
     must be imported. C(delete) refuses an environment that still runs solutions.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   action:
+    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
     support: full
   async:
+    description: Supports being used with the C(async) keyword.
     support: none
   platform:
+    description: Target OS/families that can be operated against.
     platforms: all
     support: full
     details: runs on the controller only.

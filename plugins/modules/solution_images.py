@@ -19,14 +19,18 @@ description:
   - With O(push=true) each image is also pushed (C(ctr images push)) to the registry its name starts with,
     unless the registry already serves that tag with the same digest.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
     details: before and after map each image name to its manifest digest (null when absent).
   platform:
+    description: Target OS/families that can be operated against.
+    support: full
     platforms: posix
 requirements:
   - containerd and its C(ctr) client on the host
