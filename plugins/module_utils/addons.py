@@ -283,7 +283,7 @@ def _cilium_values(o, cluster, images, notes):
     else:
         values.update({"routingMode": "tunnel", "tunnelProtocol": tunnel})
     if values["kubeProxyReplacement"]:
-        host, _, port = cluster["control_plane_endpoint"].rpartition(":")
+        host, _sep, port = cluster["control_plane_endpoint"].rpartition(":")
         values.update({"k8sServiceHost": host, "k8sServicePort": int(port or 6443)})
     return values
 

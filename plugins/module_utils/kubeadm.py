@@ -27,9 +27,7 @@ import json
 import os
 import re
 import secrets
-import ssl
 import string
-import urllib.request
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 
@@ -101,7 +99,7 @@ def images_from_lock(kubernetes_version, image_refs):
            "etcd_tag": None, "problems": []}
     for ref in image_refs or []:
         repo, tag = _split_ref(str(ref))
-        base, _, name = repo.rpartition("/")
+        base, _sep, name = repo.rpartition("/")
         if name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"):
             repos.add(base)
             if tag != want:
@@ -345,8 +343,8 @@ def to_yaml_stream(docs, header="# Managed by mooring.cluster; rendered from the
 def new_token():
     """A fresh bootstrap token ``[a-z0-9]{6}.[a-z0-9]{16}`` (kubeadm's format)."""
     alphabet = string.ascii_lowercase + string.digits
-    return "%s.%s" % ("".join(secrets.choice(alphabet) for _ in range(6)),
-                      "".join(secrets.choice(alphabet) for _ in range(16)))
+    return "%s.%s" % ("".join(secrets.choice(alphabet) for _i in range(6)),
+                      "".join(secrets.choice(alphabet) for _i in range(16)))
 
 
 def check_token(token):
@@ -394,17 +392,19 @@ def admin_kubeconfig(server, ca_pem, cert_pem, key_pem, cluster_name="kubernetes
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
-def api_readyz(port=6443, ca_file="/etc/kubernetes/pki/ca.crt", timeout=5):
-    """Does the local API server answer ``/readyz`` with 200? The certificate is verified against
-    the cluster CA (not the host name: the address is loopback). None when there is no CA file."""
+def api_readyz(host="127.0.0.1", port=6443, ca_file="/etc/kubernetes/pki/ca.crt", timeout=5):
+    """Does the API server at ``host`` answer ``/readyz`` with 200? TLS verified against the
+    cluster CA, host name included (use an address in the API server certificate, e.g. the
+    advertise address). None when there is no CA file."""
+    from ansible.module_utils.urls import open_url  # host side only
+
     if not os.path.exists(ca_file):
         return None
-    ctx = ssl.create_default_context(cafile=ca_file)
-    ctx.check_hostname = False
+    addr = "[%s]" % host if ":" in str(host) else str(host)
     try:
-        with urllib.request.urlopen("https://127.0.0.1:%d/readyz" % int(port), context=ctx,  # noqa: S310
-                                    timeout=timeout) as resp:
-            return resp.status == 200
+        resp = open_url("https://%s:%d/readyz" % (addr, int(port)), ca_path=ca_file, validate_certs=True,
+                        timeout=timeout)
+        return resp.getcode() == 200
     except Exception:  # any failure to answer is "not ready"
         return False
 
@@ -518,7 +518,8 @@ def plan_lines(plan):
 def upgrade_step(current, target):
     """Decide one upgrade: ``{"action": "upgrade"|"none", "from", "to"}``; refuses downgrades and
     jumps of more than one minor (kubeadm supports one minor at a time), naming the steps."""
-    cur, tgt = parse_version(current, "current version"), parse_version(target, "target version")
+    cur = parse_version(current, "current version")
+    tgt = parse_version(target, "target version")
     fmt = "%d.%d.%d"
     if tgt == cur:
         return {"action": "none", "from": fmt % cur, "to": fmt % tgt}

@@ -16,11 +16,13 @@ description:
     and etcd when stacked).
   - C(healthy) is true when every asked gate passes; use it with C(until)/C(retries).
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
   node:
@@ -38,6 +40,11 @@ options:
     description: Gate on the local API server's C(/readyz).
     type: bool
     default: true
+  api_host:
+    description: Address of this host's API server; TLS is verified including the host name, so use an address in
+      the API server certificate (the advertise address).
+    type: str
+    default: 127.0.0.1
   api_port:
     description: Port of the local API server.
     type: int
@@ -102,7 +109,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.errors import Moor
 
 def check(module, p):
     problems, nodes, missing = [], {}, []
-    api = kubeadm.api_readyz(p["api_port"], p["ca_file"]) if p["api"] else None
+    api = kubeadm.api_readyz(p["api_host"], p["api_port"], p["ca_file"]) if p["api"] else None
     if p["api"] and not api:
         problems.append("API server: /readyz does not answer 200 (or no CA file %s)" % p["ca_file"])
     if p["node"]:
@@ -135,6 +142,7 @@ def main():
             "static_pods": {"type": "bool", "default": False},
             "stacked_etcd": {"type": "bool", "default": False},
             "api": {"type": "bool", "default": True},
+            "api_host": {"type": "str", "default": "127.0.0.1"},
             "api_port": {"type": "int", "default": 6443},
             "ca_file": {"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
             "kubeconfig": {"type": "path", "default": "/etc/kubernetes/admin.conf"},

@@ -16,11 +16,13 @@ description:
     target or an image the lock lacks fails, naming it.
   - Calico IPIP falls back to VXLAN when C(cluster.ipip_available) is false (preflight found no ipip module).
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
   name:

@@ -17,11 +17,13 @@ description:
   - Image repository and tags are taken from the lock's images (the ones the bundle loaded), so no registry
     is needed; a mismatch fails naming the image.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
   cluster:

@@ -13,11 +13,13 @@ description:
     M(kubernetes.core.k8s) and M(kubernetes.core.helm) tasks. Written 0600, atomically; unchanged content is
     not rewritten.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
   pki_dir:

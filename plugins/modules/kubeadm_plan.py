@@ -17,11 +17,13 @@ description:
     order - first control plane C(apply), the others C(node) one by one, workers in batches of O(batch_size).
   - Changes nothing; the result is the check-mode plan of the lifecycle playbooks.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
   states:

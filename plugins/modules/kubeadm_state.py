@@ -17,17 +17,24 @@ description:
   - Feed the results of every host to M(mooring.cluster.kubeadm_plan), which decides who runs
     C(kubeadm init), who joins, and who is already a member. No human-readable text is parsed.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
   bin_dir:
     description: Where the Kubernetes binaries are installed.
     type: path
     default: /usr/local/bin
+  api_host:
+    description: Address of this host's API server; TLS is verified including the host name, so use an address in
+      the API server certificate (the advertise address).
+    type: str
+    default: 127.0.0.1
   api_port:
     description: Port of the local API server.
     type: int
@@ -111,7 +118,7 @@ def gather(module, p):
             module, [paths["kubectl"], "version", "--client", "-o", "json"]),
         "admin_conf": os.path.exists("/etc/kubernetes/admin.conf"),
         "kubelet_conf": os.path.exists("/etc/kubernetes/kubelet.conf"),
-        "api_ready": kubeadm.api_readyz(p["api_port"], p["ca_file"], p["timeout"]),
+        "api_ready": kubeadm.api_readyz(p["api_host"], p["api_port"], p["ca_file"], p["timeout"]),
     }
     return state
 
@@ -120,6 +127,7 @@ def main():
     module = AnsibleModule(
         argument_spec={
             "bin_dir": {"type": "path", "default": "/usr/local/bin"},
+            "api_host": {"type": "str", "default": "127.0.0.1"},
             "api_port": {"type": "int", "default": 6443},
             "ca_file": {"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
             "timeout": {"type": "int", "default": 5},

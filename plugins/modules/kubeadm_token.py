@@ -16,11 +16,13 @@ description:
     (discovery is pinned to it) and the token. Both are secrets - use C(no_log) on the task and write the file 0600.
   - Always creates a new token (C(changed=true)); in check mode nothing is created.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
   server:

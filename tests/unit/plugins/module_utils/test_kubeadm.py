@@ -56,11 +56,11 @@ def test_extra_args_shape_differs_between_v1beta3_and_v1beta4():
     assert k.extra_args(args, "kubeadm.k8s.io/v1beta4") == [{"name": "a", "value": "1"}, {"name": "b", "value": "2"}]
 
 
-@pytest.mark.parametrize("version", [v for v in CATALOG.versions("kubernetes")])
+@pytest.mark.parametrize("version", list(CATALOG.versions("kubernetes")))
 def test_every_catalog_version_renders_v1beta4_matching_the_bundle_images(version):
     out = k.render_node_config(_cluster(version), NODE, "control_plane")
     assert out["problems"] == []
-    init, cluster, kubelet, proxy = out["init"]
+    init, cluster = out["init"][0], out["init"][1]
     assert init["apiVersion"] == cluster["apiVersion"] == "kubeadm.k8s.io/v1beta4"
     assert cluster["kubernetesVersion"] == "v" + version
     assert cluster["imageRepository"] == "registry.k8s.io"
@@ -160,7 +160,7 @@ def test_discovery_kubeconfig():
 
 
 def test_new_tokens_are_fresh_and_well_formed():
-    tokens = {k.new_token() for _ in range(50)}
+    tokens = {k.new_token() for _i in range(50)}
     assert len(tokens) == 50
     assert all(k.check_token(t) for t in tokens)
 
