@@ -1,0 +1,78 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""End to end on the controller against the real test mirror served over http on 127.0.0.1.
+
+Resolves a real lock (the collection's catalog + an overlay pointing at the served mirror),
+builds the bundle over http, verifies it and unpacks it. Skipped (saying why) when the mirror
+has not been built on this machine (`make mirror`; CI builds it in the bundle_containerd scenario).
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.mooring.cluster.plugins.module_utils import bundle as b
+from ansible_collections.mooring.cluster.plugins.module_utils.catalog import load_catalog
+from ansible_collections.mooring.cluster.plugins.module_utils.lock import build_lock
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import parse_installer
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+MIRROR = os.environ.get("MOORING_MIRROR_DIR") or os.path.join(
+    os.environ.get("MOORING_CACHE_DIR", "/var/cache/mooring"), "mirror")
+
+pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(MIRROR, "mirror.json")),
+                                reason="test mirror not built at %s (run `make mirror`)" % MIRROR)
+
+INSTALLER = {
+    "apiVersion": "cluster.mooring.io/v1beta1",
+    "kind": "Installer",
+    "metadata": {"name": "mirror-http"},
+    "spec": {"kubernetes": {"version": "latest"}, "containerd": {"version": "1.6.20"},
+             "etcd": {"version": "3.5.1"}, "flannel": {"version": "latest"}},
+}
+
+
+@pytest.fixture
+def served(tmp_path):
+    overlay = tmp_path / "overlay"
+    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "mirror", "serve.py"), "--mirror", MIRROR,
+                             "--port", "0", "--overlay", str(overlay)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        yield url, str(overlay)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_bundle_from_mirror_over_http(tmp_path, served):
+    url, overlay = served
+    lock = build_lock(parse_installer(INSTALLER), load_catalog(None, [overlay]))
+    artifacts = lock["addons"]["containerd"]["artifacts"] + lock["addons"]["etcd"]["artifacts"]
+    assert artifacts and all(a["url"].startswith(url) and len(a["sha256"]) == 64 for a in artifacts)
+    out = b.build_bundle(lock, str(tmp_path / "b.tar"), key_path=str(tmp_path / "k.key"),
+                         cache_dir=str(tmp_path / "cache"), addons=["containerd", "etcd"])
+    assert out["changed"] and out["sandbox_image"].startswith("registry.k8s.io/pause:")
+    pub = b.read_public_key(str(tmp_path / "k.pub"))
+    summary, changed = b.unpack_bundle(str(tmp_path / "b.tar"), str(tmp_path / "root"), pub)
+    assert changed
+    assert {"containerd", "runc", "containernetworking-plugins", "iptables"} <= set(summary["packages"])
+    assert [i["ref"] for i in summary["images"]] == ["localhost/mooring/hello:1.0"]
+    etcd = [x for x in summary["binaries"] if x["name"] == "etcd"][0]
+    assert b.sha256_file(etcd["path"])[0] == b.sha256_file(os.path.join(MIRROR, "etcd/v3.5.1/linux-amd64/etcd"))[0]
+    with open(os.path.join(summary["addons"]["containerd"]["dir"], "debs", "Packages")) as handle:
+        assert "Package: containerd\n" in handle.read()
+
+
+def test_mirror_mismatch_over_http_names_the_artifact(tmp_path, served):
+    _url, overlay = served
+    lock = build_lock(parse_installer(INSTALLER), load_catalog(None, [overlay]))
+    lock["addons"]["etcd"]["artifacts"][0]["sha256"] = "0" * 64
+    with pytest.raises(b.ChecksumError, match="artifact etcd/etcd.*expected 0{64}, got [0-9a-f]{64}"):
+        b.build_bundle(lock, str(tmp_path / "b.tar"), key_path=str(tmp_path / "k.key"),
+                       cache_dir=str(tmp_path / "cache"), addons=["etcd"])
+    assert not (tmp_path / "b.tar").exists()
