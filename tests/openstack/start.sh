@@ -317,11 +317,10 @@ transport_url = $TRANSPORT
 auth_strategy = keystone
 state_path = $W/data/cinder
 enabled_backends = fake
-default_volume_type = fake
 osapi_volume_workers = 1
 my_ip = 127.0.0.1
 [fake]
-volume_driver = cinder.tests.fake_driver.FakeLoggingVolumeDriver
+volume_driver = mooring_os_fakes.cinder_driver.ImageCloningFakeDriver
 volume_backend_name = fake
 [database]
 connection = $(db cinder)
@@ -360,6 +359,7 @@ network_driver = network_noop_driver
 volume_driver = volume_noop_driver
 image_driver = image_noop_driver
 loadbalancer_topology = SINGLE
+client_ca = $W/data/octavia/ca.pem
 [certificates]
 cert_manager = local_cert_manager
 cert_generator = local_cert_generator
