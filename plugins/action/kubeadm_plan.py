@@ -24,27 +24,6 @@ ARGUMENT_SPEC = {
 }
 
 
-def _commands(args, plan):
-    """The exact command lines each host's steps run (built in module_utils/kubeadm.py)."""
-    kadm = args["bin_dir"] + "/kubeadm"
-    kctl = args["bin_dir"] + "/kubectl"
-    out = {}
-    for host, entry in plan["hosts"].items():
-        cmds = {
-            "drain": kubeadm.drain_argv(host, args["drain_timeout"], kubectl=kctl),
-            "uncordon": kubeadm.uncordon_argv(host, kubectl=kctl),
-            "delete": kubeadm.delete_node_argv(host, kubectl=kctl),
-            "reset": kubeadm.reset_argv(kubeadm=kadm),
-            "upgrade": kubeadm.upgrade_node_argv(kubeadm=kadm),
-        }
-        if entry["action"] == "init":
-            cmds["kubeadm"] = kubeadm.init_argv(args["config_dir"] + "/kubeadm-init.yaml", kubeadm=kadm)
-        elif entry["action"].startswith("join"):
-            cmds["kubeadm"] = kubeadm.join_argv(args["config_dir"] + "/kubeadm-join.yaml", kubeadm=kadm)
-        out[host] = cmds
-    return out
-
-
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = False
@@ -57,7 +36,7 @@ class ActionModule(ActionBase):
             plan = kubeadm.plan_cluster(args["states"], args["control_plane"], args["workers"], only=args["only"])
             result.update(plan)
             result["lines"] = kubeadm.plan_lines(plan)
-            result["commands"] = _commands(args, plan)
+            result["commands"] = kubeadm.plan_commands(plan, args["bin_dir"], args["config_dir"], args["drain_timeout"])
             result["upgrade"] = None
             result["batches"] = []
             if args["target_version"]:

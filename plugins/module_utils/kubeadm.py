@@ -510,6 +510,28 @@ def plan_cluster(states, control_plane, workers, only=None):
     return plan
 
 
+def plan_commands(plan, bin_dir="/usr/local/bin", config_dir=CONFIG_DIR, drain_timeout=300):
+    """The exact command lines each host's steps run: ``{host: {drain, uncordon, delete, reset,
+    upgrade, kubeadm (init or join, only when planned)}}``."""
+    kadm = bin_dir + "/kubeadm"
+    kctl = bin_dir + "/kubectl"
+    out = {}
+    for host, entry in plan["hosts"].items():
+        cmds = {
+            "drain": drain_argv(host, drain_timeout, kubectl=kctl),
+            "uncordon": uncordon_argv(host, kubectl=kctl),
+            "delete": delete_node_argv(host, kubectl=kctl),
+            "reset": reset_argv(kubeadm=kadm),
+            "upgrade": upgrade_node_argv(kubeadm=kadm),
+        }
+        if entry["action"] == "init":
+            cmds["kubeadm"] = init_argv(config_dir + "/kubeadm-init.yaml", kubeadm=kadm)
+        elif entry["action"].startswith("join"):
+            cmds["kubeadm"] = join_argv(config_dir + "/kubeadm-join.yaml", kubeadm=kadm)
+        out[host] = cmds
+    return out
+
+
 def plan_lines(plan):
     """Human summary of :func:`plan_cluster`: one line per host (the check-mode plan)."""
     return ["%s: %s (%s)" % (h, p["action"], p["reason"]) for h, p in plan["hosts"].items()]

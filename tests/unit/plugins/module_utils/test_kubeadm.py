@@ -320,3 +320,15 @@ def test_contract_role_reset_argv_matches_the_backend():
     argv = next(t for t in tasks if t.get("name") == "Kubeadm reset")["ansible.builtin.command"]["argv"]
     assert [a.replace("{{ kubeadm_bin_dir }}", "/usr/local/bin") for a in argv] == k.reset_argv(
         kubeadm="/usr/local/bin/kubeadm")
+
+
+def test_contract_plan_commands_follow_the_plan():
+    states = {"cp1": {"binaries": True}, "cp2": {"binaries": True}, "w1": {"binaries": True, "kubelet_conf": True}}
+    plan = k.plan_cluster(states, ["cp1", "cp2"], ["w1"])
+    cmds = k.plan_commands(plan, "/opt/bin", "/etc/kubernetes/mooring", 60)
+    assert cmds["cp1"]["kubeadm"] == ["/opt/bin/kubeadm", "init", "--config", "/etc/kubernetes/mooring/kubeadm-init.yaml",
+                                      "--skip-token-print"]
+    assert cmds["cp2"]["kubeadm"] == ["/opt/bin/kubeadm", "join", "--config", "/etc/kubernetes/mooring/kubeadm-join.yaml"]
+    assert "kubeadm" not in cmds["w1"]  # a member runs neither init nor join
+    assert cmds["w1"]["drain"] == k.drain_argv("w1", 60, kubectl="/opt/bin/kubectl")
+    assert cmds["w1"]["upgrade"] == ["/opt/bin/kubeadm", "upgrade", "node", "--certificate-renewal=false"]
