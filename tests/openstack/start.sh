@@ -292,6 +292,11 @@ lock_path = $1/lock
 [oslo_messaging_notifications]
 driver = noop
 EOF
+  if [ "$CINDER" = 1 ]; then
+    # Cinder lets nova delete a volume attachment only with a service token.
+    printf '[service_user]\nsend_service_user_token = true\n'
+    svc_auth service_user | tail -n +2
+  fi
 }
 {
   nova_common "$W/data/nova"

@@ -7,7 +7,8 @@ set -uo pipefail
 W=${1:?usage: stop.sh WORKDIR [--keep]}
 KEEP=${2:-}
 [ -d "$W/pids" ] || exit 0
-alive() { kill -0 -- "-$1" 2>/dev/null || kill -0 "$1" 2>/dev/null; }
+# A group is alive while it has a process that is not a zombie (an unreaped zombie is gone).
+alive() { ps -e -o pgid=,stat= | awk -v g="$1" '$1 == g && $2 !~ /^Z/ {found=1} END {exit !found}'; }
 pgids=()
 for f in "$W"/pids/*.pid; do
   [ -e "$f" ] || continue
@@ -28,11 +29,16 @@ for p in "${pgids[@]}"; do
     kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true
   fi
 done
-sleep 0.5
+for _ in $(seq 1 20); do
+  left=0
+  for p in "${pgids[@]}"; do alive "$p" && left=1; done
+  [ "$left" = 0 ] && break
+  sleep 0.5
+done
 status=0
 for p in "${pgids[@]}"; do
   if alive "$p"; then echo "stop.sh: process group $p still alive" >&2; status=1; fi
 done
-rm -f "$W"/pids/*.pid
+if [ "$status" = 0 ]; then rm -f "$W"/pids/*.pid; fi
 if [ "$status" = 0 ] && [ "$KEEP" != "--keep" ]; then rm -rf "$W"; fi
 exit "$status"
