@@ -20,7 +20,7 @@ description:
     it (C(.pub)); give that public key to M(mooring.cluster.bundle_unpack) on the hosts.
   - Runs on the controller whatever the target host; memory use does not grow with the bundle size.
 author:
-  - Mooring maintainers (@mooring-cluster)
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
     support: full

@@ -15,7 +15,7 @@ description:
     archives as stored in the bundle; nothing is pulled.
   - After importing, checks that each reference is present and fails naming it otherwise.
 author:
-  - Mooring maintainers (@mooring-cluster)
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
     support: full

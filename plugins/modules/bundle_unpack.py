@@ -19,7 +19,7 @@ description:
     verifies), nothing is done and O(src) is not needed.
   - Standard library only - hosts do not need C(python3-cryptography).
 author:
-  - Mooring maintainers (@mooring-cluster)
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
     support: full

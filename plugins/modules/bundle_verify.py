@@ -18,7 +18,7 @@ description:
   - Returns what roles need to install the bundle - per add-on its apt repository, host packages,
     binaries and images.
 author:
-  - Mooring maintainers (@mooring-cluster)
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
     support: full

@@ -17,7 +17,7 @@ description:
   - When O(lock) is given, writes the lock file (only when its content changes).
   - Runs on the controller; nothing is changed on any managed host.
 author:
-  - mooring.cluster developers
+  - Mooring maintainers (@mooring)
 options:
   src:
     description:

@@ -21,7 +21,7 @@ description:
   - Never changes anything on any host. The module itself does not fail on failed checks;
     the P(mooring.cluster.preflight#role) role fails once with the report.
 author:
-  - mooring.cluster developers (@mooring)
+  - Mooring maintainers (@mooring)
 attributes:
   check_mode:
     support: full
