@@ -8,7 +8,19 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.lock import load_lock
 from ansible_collections.mooring.cluster.plugins.module_utils.pki import ensure_pki, request_from_inventory
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import DEFAULTS
+
+# Cluster-wide values every certificate request needs, in one place: an explicit option wins, then
+# the lock's kubernetes options (the installer spec), then the spec's defaults. Every playbook passes
+# the same lock, so no two playbooks can disagree on the API server's SANs.
+_CLUSTER_VALUES = (
+    # option, key in the lock's kubernetes options, default
+    ("control_plane_endpoint", "controlPlaneEndpoint", ""),
+    ("cluster_domain", "clusterDomain", DEFAULTS["kubernetes"]["clusterDomain"]),
+    ("service_cidr", "serviceCIDR", DEFAULTS["kubernetes"]["serviceCIDR"]),
+)
 
 _MEMBER = {
     "name": {"type": "str", "required": True},
@@ -17,9 +29,10 @@ _MEMBER = {
 }
 ARGUMENT_SPEC = {
     "path": {"type": "path", "required": True},
-    "control_plane_endpoint": {"type": "str", "default": ""},
-    "cluster_domain": {"type": "str", "default": "cluster.local"},
-    "service_cidr": {"type": "str", "default": "10.96.0.0/12"},
+    "lock": {"type": "path"},
+    "control_plane_endpoint": {"type": "str"},
+    "cluster_domain": {"type": "str"},
+    "service_cidr": {"type": "str"},
     "control_plane": {"type": "list", "elements": "dict", "default": [], "options": _MEMBER},
     "etcd": {"type": "list", "elements": "dict", "default": [], "options": _MEMBER},
     "kubelets": {"type": "list", "elements": "str", "default": []},
@@ -40,7 +53,16 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         _spec, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        request = {k: args[k] for k in ARGUMENT_SPEC if k not in ("path", "force", "from_inventory")}
+        request = {k: args[k] for k in ARGUMENT_SPEC if k not in ("path", "force", "from_inventory", "lock")}
+        try:
+            options = load_lock(args["lock"])["addons"]["kubernetes"].get("options", {}) if args["lock"] else {}
+        except MooringError as exc:
+            raise AnsibleActionFail(str(exc)) from None
+        except KeyError:
+            raise AnsibleActionFail("lock %s: it has no kubernetes add-on" % args["lock"]) from None
+        for option, key, default in _CLUSTER_VALUES:
+            if request[option] is None:
+                request[option] = options.get(key) or default
         if args["from_inventory"]:
             derived = request_from_inventory(task_vars.get("groups") or {}, task_vars.get("hostvars") or {})
             for part, value in derived.items():

@@ -51,18 +51,27 @@ options:
     description: PKI directory on the controller; created 0700 when missing.
     type: path
     required: true
+  lock:
+    description:
+      - Installer lock file (C(installer.lock.yaml)). O(control_plane_endpoint), O(cluster_domain) and
+        O(service_cidr) not given are taken from its C(kubernetes) options, so every playbook that passes the
+        same lock makes the same API server certificate.
+    type: path
   control_plane_endpoint:
-    description: The API endpoint (C(host), C(host:port) or C([v6]:port)); its host goes into the API server SANs.
+    description:
+      - The API endpoint (C(host), C(host:port) or C([v6]:port)); its host goes into the API server SANs.
+      - Default - the lock's C(controlPlaneEndpoint), else none.
     type: str
-    default: ''
   cluster_domain:
-    description: Cluster DNS domain; C(kubernetes.default.svc.<cluster_domain>) is an API server SAN.
+    description:
+      - Cluster DNS domain; C(kubernetes.default.svc.<cluster_domain>) is an API server SAN.
+      - Default - the lock's C(clusterDomain), else C(cluster.local).
     type: str
-    default: cluster.local
   service_cidr:
-    description: Service network; its first address (the C(kubernetes) service IP) is an API server SAN.
+    description:
+      - Service network; its first address (the C(kubernetes) service IP) is an API server SAN.
+      - Default - the lock's C(serviceCIDR), else C(10.96.0.0/16) (the installer spec's default).
     type: str
-    default: 10.96.0.0/12
   control_plane:
     description: Control-plane hosts; each name and address is an API server SAN.
     type: list
