@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Time hash and resolve per installer spec (figures, not a pass/fail test).
@@ -23,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def per_call(fn, rounds):
     samples = []
-    for _ in range(rounds):
+    for _round in range(rounds):
         start = time.perf_counter()
         fn()
         samples.append(time.perf_counter() - start)

@@ -33,11 +33,11 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
-        _, args = self.validate_argument_spec(
+        args = self.validate_argument_spec(
             argument_spec=ARGSPEC,
             mutually_exclusive=[("src", "definition")],
             required_one_of=[("src", "definition")],
-        )
+        )[1]
         try:
             if args["src"]:
                 path = self._find_needle("files", args["src"])

@@ -51,7 +51,3 @@ def main(argv=None):
         return 1
     except KeyboardInterrupt:
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

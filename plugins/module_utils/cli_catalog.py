@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from ansible_collections.mooring.cluster.plugins.module_utils.catalog import load_catalog
 from ansible_collections.mooring.cluster.plugins.module_utils.cli_spec import add_catalog_options
@@ -18,24 +19,24 @@ def _list(args):
             raise CatalogError("add-on %r is not in the catalog (known: %s)" % (args.addon, ", ".join(catalog.names())))
         for version in catalog.versions(args.addon):
             supported = catalog.entry(args.addon, version).get("kubernetes") or "any"
-            print("%s\tkubernetes %s" % (version, supported))
+            sys.stdout.write("%s\tkubernetes %s\n" % (version, supported))
         return 0
     for name in catalog.names():
         versions = catalog.versions(name)
-        print("%-22s %-11s %3d versions, newest %s" % (name, catalog.category(name), len(versions), versions[0]))
+        sys.stdout.write("%-22s %-11s %3d versions, newest %s\n" % (name, catalog.category(name), len(versions), versions[0]))
     return 0
 
 
 def _check(args):
     catalog = load_catalog(args.catalog, args.catalog_overlay)
     count = sum(len(catalog.versions(n)) for n in catalog.names())
-    print("catalog valid: %d add-ons, %d versions (%s)" % (len(catalog.names()), count, ", ".join(catalog.sources)))
+    sys.stdout.write("catalog valid: %d add-ons, %d versions (%s)\n" % (len(catalog.names()), count, ", ".join(catalog.sources)))
     return 0
 
 
 def _supported(args):
     catalog = load_catalog(args.catalog, args.catalog_overlay)
-    print(json.dumps(catalog.supported_versions(), indent=2, sort_keys=True))
+    sys.stdout.write(json.dumps(catalog.supported_versions(), indent=2, sort_keys=True) + "\n")
     return 0
 
 

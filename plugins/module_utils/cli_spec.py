@@ -56,12 +56,12 @@ def _validate(args):
     installer = read_installer(args.file)
     for item in installer.unsupported:
         sys.stderr.write("warning: %s: kURL add-on or field not supported by mooring.cluster\n" % item)
-    print("%s: valid (%s installer, hash %s)" % (args.file, installer.source, installer.hash))
+    sys.stdout.write("%s: valid (%s installer, hash %s)\n" % (args.file, installer.source, installer.hash))
     return 0
 
 
 def _hash(args):
-    print(hash_installer(read_text(args.file))[0])
+    sys.stdout.write(hash_installer(read_text(args.file))[0] + "\n")
     return 0
 
 
@@ -73,7 +73,7 @@ def _resolve(args):
         sys.stdout.write(text)
         return 0
     changed = write_atomic(args.output, text)
-    print("%s: %s (hash %s)" % (args.output, "written" if changed else "unchanged", installer.hash))
+    sys.stdout.write("%s: %s (hash %s)\n" % (args.output, "written" if changed else "unchanged", installer.hash))
     return 0
 
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 import copy
 import datetime
 import hashlib
+import math
 import re
 
 try:
@@ -454,7 +455,7 @@ def _js_truthy(value):
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
-        return value == value and value != 0
+        return not math.isnan(value) and value != 0
     if isinstance(value, str):
         return value != ""
     return True  # objects, arrays, dates and buffers, even empty ones

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import math
 from collections.abc import Mapping
 from decimal import Decimal
 
@@ -123,7 +124,7 @@ def js_number_to_string(number):
     if isinstance(number, bool) or not isinstance(number, (int, float)):
         raise ObjectHashError("not a number: %r" % (number,))
     value = _to_double(number)
-    if value != value:
+    if math.isnan(value):
         return "NaN"
     if value in (float("inf"), float("-inf")):
         return "Infinity" if value > 0 else "-Infinity"
@@ -133,7 +134,7 @@ def js_number_to_string(number):
     # repr() is the shortest string that round-trips, which is what ECMAScript requires
     # of the digits too; only the layout differs.
     parsed = Decimal(repr(abs(value))).normalize()
-    _, digit_tuple, exponent = parsed.as_tuple()
+    digit_tuple, exponent = parsed.as_tuple()[1:]
     digits = "".join(str(d) for d in digit_tuple)
     k = len(digits)
     n = exponent + k  # value = 0.<digits> * 10**n

@@ -62,10 +62,6 @@ attributes:
   diff_mode:
     support: full
     description: Returns the lock file's text before and after.
-  action:
-    support: full
-  platform:
-    platforms: all
 notes:
   - The hash is kURL's (first 7 hex characters of its SHA-256 scheme over the spec as written).
 """
@@ -97,7 +93,7 @@ hash:
   type: str
   sample: 3138d30
 spec_digest:
-  description: Full SHA-256 behind O(hash).
+  description: Full SHA-256 behind RV(hash).
   returned: success
   type: str
 source:

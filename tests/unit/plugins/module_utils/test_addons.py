@@ -36,7 +36,7 @@ K8S_SCHEMA = "1.34"
 
 
 def _synthetic(name):
-    with open(os.path.join(DATA, name + ".yaml")) as f:
+    with open(os.path.join(DATA, name + ".manifest")) as f:
         return [d for d in yaml.safe_load_all(f) if d]
 
 

@@ -33,7 +33,7 @@ def test_every_claimed_architecture_of_a_binary_has_a_sha256(catalog):
     for name in ("kubernetes", "etcd", "containerd"):
         for version in catalog.versions(name):
             contents = cat.addon_contents(catalog, name, version, catalog.addons[name]["architectures"])
-            binaries = [a for a in contents["artifacts"]]
+            binaries = list(contents["artifacts"])
             assert binaries, (name, version)
             for art in binaries:
                 assert re.match(r"^[0-9a-f]{64}$", art["sha256"] or ""), (name, version, art)

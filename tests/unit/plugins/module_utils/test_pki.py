@@ -76,7 +76,7 @@ def test_first_run_creates_the_whole_layout(made):
     path, result = made
     assert result["changed"] is True
     assert result["renewed"] == []
-    expected = {n for n, *_ in KUBEADM} | {n for n, _ in CAS} | {"sa"}
+    expected = {row[0] for row in KUBEADM} | {row[0] for row in CAS} | {"sa"}
     assert expected <= set(result["created"])
     assert len(result["created"]) == 3 + 5 + 2 * 3 + 4 + 3 + 1
     for name in set(result["created"]) - {"sa"}:
@@ -85,7 +85,7 @@ def test_first_run_creates_the_whole_layout(made):
 
 
 def test_file_modes(made):
-    path, _ = made
+    path = made[0]
     for root, _dirs, files in os.walk(path):
         assert stat.S_IMODE(os.stat(root).st_mode) == 0o700, root
         for f in files:
@@ -95,7 +95,7 @@ def test_file_modes(made):
 
 @pytest.mark.parametrize("name,cn", CAS)
 def test_cas_are_self_signed_cas(made, name, cn):
-    path, _ = made
+    path = made[0]
     c = cert(path, name)
     assert c.subject == c.issuer
     assert c.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == cn
@@ -109,7 +109,7 @@ def test_cas_are_self_signed_cas(made, name, cn):
 
 @pytest.mark.parametrize("name,cn,orgs,issuer,usages", KUBEADM)
 def test_leaf_matches_kubeadm(made, name, cn, orgs, issuer, usages):
-    path, _ = made
+    path = made[0]
     c = cert(path, name)
     assert c.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == cn
     assert [a.value for a in c.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)] == orgs
@@ -136,7 +136,7 @@ def test_leaf_matches_kubeadm(made, name, cn, orgs, issuer, usages):
 
 
 def test_apiserver_sans(made):
-    path, _ = made
+    path = made[0]
     dns, ips = sans(cert(path, "apiserver"))
     assert dns == {"kubernetes", "kubernetes.default", "kubernetes.default.svc",
                    "kubernetes.default.svc.cluster.local", "cp1", "cp1.example.test", "cp2", "api.example.test"}
@@ -144,7 +144,7 @@ def test_apiserver_sans(made):
 
 
 def test_etcd_member_sans(made):
-    path, _ = made
+    path = made[0]
     for kind in ("server", "peer"):
         dns, ips = sans(cert(path, "etcd/members/e2/%s" % kind))
         assert dns == {"e2", "localhost"}
@@ -152,7 +152,7 @@ def test_etcd_member_sans(made):
 
 
 def test_service_account_pair(made):
-    path, _ = made
+    path = made[0]
     with open(os.path.join(path, "sa.key"), "rb") as f:
         k = serialization.load_pem_private_key(f.read(), password=None)
     with open(os.path.join(path, "sa.pub"), "rb") as f:
@@ -164,7 +164,7 @@ def test_openssl_agrees_on_the_chains(made):
     """Independent check with the openssl binary (skipped where there is none)."""
     if not shutil.which("openssl"):
         pytest.skip("no openssl binary")
-    path, _ = made
+    path = made[0]
     for name, _cn, _o, issuer, _u in KUBEADM:
         out = subprocess.run(["openssl", "verify", "-CAfile", os.path.join(path, issuer + ".crt"),
                               os.path.join(path, name + ".crt")], capture_output=True, text=True, check=False)
