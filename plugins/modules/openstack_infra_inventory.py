@@ -17,7 +17,7 @@ description:
     (the load balancer VIP when there is one, otherwise the first control-plane node).
   - The file is replaced atomically and only when its content changes.
 author:
-  - mooring.cluster developers (@mooring-cluster)
+  - Mooring maintainers (@mooring)
 requirements:
   - openstacksdk
 attributes:

@@ -20,7 +20,7 @@ description:
   - Reads only; it never changes the cloud. C(changes) reports what applying the plan would
     create (or, with O(state=absent), delete), which is the plan shown in check mode.
 author:
-  - mooring.cluster developers (@mooring-cluster)
+  - Mooring maintainers (@mooring)
 requirements:
   - openstacksdk
 attributes:
