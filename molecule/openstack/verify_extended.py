@@ -36,7 +36,7 @@ def main():
     check(mon is not None and mon.type == "TCP" and any(x["id"] == pool.id for x in mon.pools),
           "TCP health monitor on the pool")
     server = conn.compute.find_server("xt-worker-1")
-    vols = [a for a in conn.compute.volume_attachments(server)]
+    vols = list(conn.compute.volume_attachments(server))
     check(len(vols) == 1, "worker boots from a Cinder volume")
     vol = conn.block_storage.get_volume(vols[0].volume_id)
     check(vol.size == 2 and vol.is_bootable, "boot volume 2 GiB, bootable")
