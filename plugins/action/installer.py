@@ -11,8 +11,8 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.mooring.cluster.plugins.module_utils.catalog import load_catalog
-from ansible_collections.mooring.cluster.plugins.module_utils.cli_spec import write_atomic
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.fileio import write_text_if_changed
 from ansible_collections.mooring.cluster.plugins.module_utils.lock import build_lock, dump_lock
 from ansible_collections.mooring.cluster.plugins.module_utils.spec import parse_installer
 
@@ -65,5 +65,5 @@ class ActionModule(ActionBase):
             if self._task.diff and result["changed"]:
                 result["diff"] = dict(before=before, after=text, before_header=args["lock"], after_header=args["lock"])
             if result["changed"] and not self._task.check_mode:
-                write_atomic(args["lock"], text)
+                write_text_if_changed(args["lock"], text)
         return result

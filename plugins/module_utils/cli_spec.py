@@ -4,12 +4,11 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.catalog import load_catalog
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import SpecError
+from ansible_collections.mooring.cluster.plugins.module_utils.fileio import write_text_if_changed
 from ansible_collections.mooring.cluster.plugins.module_utils.lock import build_lock, dump_lock
 from ansible_collections.mooring.cluster.plugins.module_utils.spec import hash_installer, parse_installer
 
@@ -28,28 +27,6 @@ def read_text(path):
 def read_installer(path):
     """Parse and validate an installer file ('-' for stdin)."""
     return parse_installer(read_text(path))
-
-
-def write_atomic(path, text):
-    """Write ``text`` to ``path`` through a temporary file; True when the content changed."""
-    try:
-        with open(path, "r", encoding="utf-8") as handle:
-            if handle.read() == text:
-                return False
-    except OSError:
-        pass
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".lock-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return True
 
 
 def _validate(args):
@@ -72,7 +49,7 @@ def _resolve(args):
     if args.output in (None, "-"):
         sys.stdout.write(text)
         return 0
-    changed = write_atomic(args.output, text)
+    changed = write_text_if_changed(args.output, text)
     sys.stdout.write("%s: %s (hash %s)\n" % (args.output, "written" if changed else "unchanged", installer.hash))
     return 0
 

@@ -25,9 +25,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.fileio import write_text_if_changed
 
 STATE_API_VERSION = "cluster.mooring.io/v1beta1"
 STATE_KIND = "MachineSchedule"
@@ -299,21 +299,4 @@ def dump_state(state):
 
 def save_state(path, state):
     """Write atomically (temp file + rename); returns True when the content changed."""
-    text = dump_state(state)
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return False
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".schedule-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # nothing secret: names, MACs and roles
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return True
+    return write_text_if_changed(path, dump_state(state), mode=0o644)  # nothing secret: names, MACs and roles

@@ -31,7 +31,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 
 try:
     import yaml
@@ -43,6 +42,7 @@ except ImportError as _exc:  # pragma: no cover - PyYAML comes with ansible-core
     YAML_IMPORT_ERROR = _exc
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.fileio import write_text_if_changed
 
 METADATA_API_VERSION = "metadata.clusterstack.x-k8s.io/v1alpha1"
 RELEASE_API_VERSION = "cluster.mooring.io/v1beta1"
@@ -325,23 +325,7 @@ def check_versions(stack):
 
 
 def _write(path, text):
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return False
-    except FileNotFoundError:
-        pass
-    fd, tmp = tempfile.mkstemp(prefix=".stack-", dir=os.path.dirname(path))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return True
+    return write_text_if_changed(path, text)
 
 
 def _dump(doc):
