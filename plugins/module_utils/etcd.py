@@ -46,6 +46,17 @@ LOCK_PREFIX = "/mooring/locks/"
 # Command lines
 
 
+def client_argument_spec():
+    """Module options of an etcd client (documented by the mooring.cluster.etcd_client fragment)."""
+    return {
+        "etcdctl": {"type": "path", "default": "etcdctl"},
+        "endpoints": {"type": "list", "elements": "str", "default": ["https://127.0.0.1:2379"]},
+        "cacert": {"type": "path", "required": True},
+        "cert": {"type": "path", "required": True},
+        "key": {"type": "path", "required": True},
+    }
+
+
 def client_args(endpoints, cacert, cert, key, etcdctl="etcdctl", command_timeout=None, dial_timeout=None):
     """``etcdctl`` with endpoints and client TLS. ``endpoints``: a URL or a list of them."""
     if isinstance(endpoints, str):

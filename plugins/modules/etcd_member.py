@@ -20,33 +20,18 @@ author:
   - Mooring maintainers (@mooring)
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
+extends_documentation_fragment:
+  - mooring.cluster.attributes
+  - mooring.cluster.etcd_client
 options:
-  etcdctl:
-    description: The etcdctl program.
-    type: path
-    default: etcdctl
   endpoints:
     description: Client URLs of healthy members (C(https://) only).
     type: list
     elements: str
     default: ['https://127.0.0.1:2379']
-  cacert:
-    description: CA certificate of etcd (on the managed host).
-    type: path
-    required: true
-  cert:
-    description: Client certificate (on the managed host).
-    type: path
-    required: true
-  key:
-    description: Client private key (on the managed host).
-    type: path
-    required: true
   name:
     description: Member name.
     type: str
@@ -103,21 +88,17 @@ members:
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.etcd import client_args, ensure_member  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.etcd import client_args, client_argument_spec, ensure_member  # noqa: E402
 
 
 def main():
     module = AnsibleModule(
-        argument_spec={
-            "etcdctl": {"type": "path", "default": "etcdctl"},
-            "endpoints": {"type": "list", "elements": "str", "default": ["https://127.0.0.1:2379"]},
-            "cacert": {"type": "path", "required": True},
-            "cert": {"type": "path", "required": True},
-            "key": {"type": "path", "required": True},
-            "name": {"type": "str", "required": True},
-            "peer_urls": {"type": "list", "elements": "str", "default": []},
-            "state": {"type": "str", "default": "present", "choices": ["present", "absent"]},
-        },
+        argument_spec=dict(
+            client_argument_spec(),
+            name={"type": "str", "required": True},
+            peer_urls={"type": "list", "elements": "str", "default": []},
+            state={"type": "str", "default": "present", "choices": ["present", "absent"]},
+        ),
         supports_check_mode=True,
     )
     p = module.params

@@ -19,11 +19,11 @@ author:
   - Mooring maintainers (@mooring)
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
+extends_documentation_fragment:
+  - mooring.cluster.attributes
 options:
   server:
     description: The API endpoint joining hosts use (C(HOST:PORT), the control-plane endpoint).

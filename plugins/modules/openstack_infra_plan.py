@@ -25,11 +25,12 @@ requirements:
   - openstacksdk
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
+extends_documentation_fragment:
+  - mooring.cluster.attributes
+  - mooring.cluster.openstack
 options:
   state:
     description: Whether the infrastructure should exist (V(present)) or be torn down (V(absent)).
@@ -99,43 +100,6 @@ options:
         refused.
     type: dict
     default: {}
-  cloud:
-    description: Named cloud from C(clouds.yaml), or a dict of cloud settings.
-    type: raw
-  auth:
-    description: Authentication dictionary (overrides C(clouds.yaml)).
-    type: dict
-  auth_type:
-    description: Authentication plugin name.
-    type: str
-  region_name:
-    description: Region to use.
-    type: str
-  validate_certs:
-    description: Verify TLS certificates of the API endpoints.
-    type: bool
-    aliases: [verify]
-  ca_cert:
-    description: CA bundle for TLS verification.
-    type: str
-    aliases: [cacert]
-  client_cert:
-    description: Client certificate for TLS.
-    type: str
-    aliases: [cert]
-  client_key:
-    description: Client key for TLS.
-    type: str
-    aliases: [key]
-  api_timeout:
-    description: Timeout of each API call, in seconds.
-    type: int
-  interface:
-    description: Endpoint interface to use.
-    type: str
-    choices: [public, internal, admin]
-    default: public
-    aliases: [endpoint_type]
 """
 
 EXAMPLES = r"""

@@ -27,10 +27,8 @@ author:
   - Mooring maintainers (@mooring)
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
     details: the diff lists, per created or renewed certificate, its subject and SANs before and after.
   action:
@@ -46,6 +44,8 @@ attributes:
     details: runs on the controller only.
 requirements:
   - cryptography >= 41 (on the controller)
+extends_documentation_fragment:
+  - mooring.cluster.attributes
 options:
   path:
     description: PKI directory on the controller; created 0700 when missing.

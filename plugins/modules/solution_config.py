@@ -18,10 +18,8 @@ author:
   - Mooring maintainers (@mooring)
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   action:
     description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
@@ -34,6 +32,8 @@ attributes:
     platforms: all
     support: full
     details: runs on the controller only.
+extends_documentation_fragment:
+  - mooring.cluster.attributes
 options:
   current:
     description: Current content of the SolutionsConfiguration file (empty when it does not exist).

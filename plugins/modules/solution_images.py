@@ -22,10 +22,8 @@ author:
   - Mooring maintainers (@mooring)
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
     details: before and after map each image name to its manifest digest (null when absent).
   platform:
@@ -34,6 +32,8 @@ attributes:
     platforms: posix
 requirements:
   - containerd and its C(ctr) client on the host
+extends_documentation_fragment:
+  - mooring.cluster.attributes
 options:
   images:
     description: The images of one solution version.
