@@ -21,6 +21,7 @@ t=$SECONDS
 echo "::: lab: 3 hosts in lab '$LAB'"
 lab down "$LAB" >/dev/null
 lab up "$LAB" -n 3
+eval "$(lab env "$LAB")"  # MOORING_ROUTE_GUARD for controller-side connections to the lab
 echo "::: hosts up in $((SECONDS - t))s"
 
 t=$SECONDS

@@ -35,11 +35,15 @@ for s in "${scenarios[@]}"; do
 done
 
 t0=$SECONDS
-echo "::: lab self-tests (naming, subnets, inventory)"
-python -m pytest -q -p no:cacheprovider tests/lab
-echo "::: lab setup"
+echo "::: lab setup (podman, netavark, config)"
 $LAB setup
+echo "::: lab self-tests (naming, subnets, inventory, route guard on the real kernel, old networks recreated)"
+python -m pytest -q -p no:cacheprovider tests/lab
+t1=$SECONDS
 $LAB image >/dev/null
+echo "::: lab image ready in $((SECONDS - t1))s"
+# Exports the podman configuration and MOORING_ROUTE_GUARD: controller-side connections
+# (etcd client, readyz, fetches, OpenStack) refuse addresses not routed through a lab bridge.
 eval "$($LAB env)"
 echo "::: lab ready in $((SECONDS - t0))s (image $MOORING_LAB_IMAGE)"
 

@@ -39,6 +39,7 @@ import zlib
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils import netguard
 
 try:
     from cryptography.hazmat.primitives import serialization
@@ -376,6 +377,7 @@ def fetch(url, dest, expected_sha256, name, progress=None, counter=None, timeout
             source = open(url[len("file://"):], "rb")  # noqa: SIM115 - closed by the with below
             total = os.fstat(source.fileno()).st_size
         elif url.startswith(("http://", "https://")):
+            netguard.check_url(url)
             source = open_url(url, timeout=timeout, http_agent="mooring.cluster-bundle")
             total = int(source.headers.get("Content-Length") or 0)
         else:

@@ -25,6 +25,7 @@ import time
 from urllib.parse import urlsplit
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils import netguard
 
 
 class EtcdError(MooringError):
@@ -313,6 +314,7 @@ class GatewayClient:
         for host, port in self.endpoints:
             conn = http.client.HTTPSConnection(host, port, timeout=self.timeout, context=self.context)
             try:
+                netguard.check(host)
                 conn.request("POST", path, body=payload, headers={"Content-Type": "application/json"})
                 resp = conn.getresponse()
                 data = resp.read()

@@ -30,6 +30,7 @@ import secrets
 import string
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils import netguard
 
 
 class KubeadmError(MooringError):
@@ -402,9 +403,12 @@ def api_readyz(host="127.0.0.1", port=6443, ca_file="/etc/kubernetes/pki/ca.crt"
         return None
     addr = "[%s]" % host if ":" in str(host) else str(host)
     try:
+        netguard.check(host)
         resp = open_url("https://%s:%d/readyz" % (addr, int(port)), ca_path=ca_file, validate_certs=True,
                         timeout=timeout)
         return resp.getcode() == 200
+    except netguard.RouteRefused as exc:  # the lab's route guard: say so, never "not ready"
+        raise MooringError(str(exc)) from None
     except Exception:  # any failure to answer is "not ready"
         return False
 

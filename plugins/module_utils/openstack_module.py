@@ -16,6 +16,7 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils import netguard
 
 try:
     import openstack
@@ -77,7 +78,14 @@ class MooringOpenStackModule:
         if isinstance(cloud, dict):
             kwargs.update(cloud)
             cloud = None
-        return openstack.connect(cloud=cloud, **kwargs)
+        conn = openstack.connect(cloud=cloud, **kwargs)
+        # Nothing has been sent yet (the SDK authenticates lazily): the route guard of the
+        # lab and the tests sees the identity endpoint first.
+        try:
+            netguard.check_url((conn.config.get_auth_args() or {}).get("auth_url") or "")
+        except netguard.RouteRefused as exc:
+            self.ansible.fail_json(msg=str(exc))
+        return conn
 
     def run(self):
         raise NotImplementedError

@@ -24,6 +24,7 @@ import re
 import socket
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils import netguard
 
 
 class PreflightError(MooringError):
@@ -241,6 +242,7 @@ def free_mb(path, root="/"):
 
 def probe_tcp(address, port, timeout=2.0):
     try:
+        netguard.check(address)
         with socket.create_connection((address, port), timeout=timeout):
             return True, ""
     except OSError as exc:

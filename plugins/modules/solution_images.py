@@ -138,6 +138,7 @@ from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.urls import open_url  # noqa: E402
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils import netguard  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.solution_ctr import (  # noqa: E402
     MANIFEST_ACCEPT,
     ensure_images,
@@ -177,6 +178,11 @@ def main():
             module.fail_json(msg="images[].file is required with state=present (missing for %s)" % ", ".join(missing))
 
     def registry_digest(ref):
+        url = manifest_url(ref, p["registry_plain_http"])
+        try:
+            netguard.check_url(url)
+        except netguard.RouteRefused as exc:
+            module.fail_json(msg=str(exc))
         try:
             resp = open_url(manifest_url(ref, p["registry_plain_http"]), method="HEAD",
                             headers={"Accept": MANIFEST_ACCEPT}, validate_certs=p["registry_validate_certs"],

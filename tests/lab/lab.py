@@ -5,7 +5,7 @@
 Run as root with ``python3 tests/lab/lab.py ...`` on Debian/Ubuntu. Standard library only,
 so it runs before ``make setup``.
 
-    lab.py setup                      install podman & co., write podman config, sysctls
+    lab.py setup                      install podman, netavark & co., write podman config, sysctls
     lab.py image                      build (or reuse) the base image, print its reference
     lab.py env [NAME]                 print ``export`` lines for the lab's environment
     lab.py net NAME                   create the lab's internal network (idempotent)
@@ -15,12 +15,21 @@ so it runs before ``make setup``.
     lab.py rm NAME HOST...            (molecule destroy) remove hosts, keep the network
     lab.py status NAME                print each host's readiness
     lab.py down NAME                  remove the lab's hosts, volumes and network
+    lab.py route-check ADDR...        refuse (exit 1) unless each address routes through a lab bridge
+    lab.py connect HOST PORT          ssh ProxyCommand (with ProxyUseFdpass): route check, then connect
 
 Everything slow to build lives under ``${MOORING_CACHE_DIR:-/var/cache/mooring}/lab``:
 ``rootfs-<recipe hash>.tar``, podman storage holding the image (``storage/``), the lab SSH
 key (``ssh/id_ed25519``) and the podman configuration (``etc/``). A lab NAME owns the
-podman network ``mooring-NAME``, the subnet ``10.89.X.0/24`` (X chosen deterministically
-from NAME, see :func:`subnet_index`) and containers/volumes labelled ``mooring.lab=NAME``.
+podman network ``mooring-NAME`` with the bridge ``mlabX``, the subnet ``10.89.X.0/24`` (X
+chosen deterministically from NAME, see :func:`subnet_index`) and containers/volumes labelled
+``mooring.lab=NAME``.
+
+Networking (docs/lab.md): podman's backend is netavark, set explicitly in the lab's
+containers.conf (Debian's podman falls back to CNI without it, and a CNI ``--internal``
+bridge gets no address, so lab traffic would leave through the default route). Nothing
+connects to a lab address before the route guard (``plugins/module_utils/netguard.py``) has
+seen the kernel route it through the lab's own bridge.
 """
 
 from __future__ import annotations
@@ -28,10 +37,12 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import hashlib
+import importlib.util
 import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -41,7 +52,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("MOORING_CACHE_DIR", "/var/cache/mooring")) / "lab"
 RUNROOT = Path("/run/mooring-lab")
-APT_PACKAGES = ["podman", "runc", "debootstrap", "buildah", "skopeo", "busybox-static", "openssh-client"]
+APT_PACKAGES = ["podman", "runc", "netavark", "aardvark-dns", "debootstrap", "buildah", "skopeo", "busybox-static",
+                "openssh-client", "iproute2", "iptables"]  # netavark sets up its bridges with iptables
+NETWORK_BACKEND = "netavark"
+BRIDGE_PREFIX = "mlab"  # bridge of lab network 10.89.X.0/24 is mlabX
+# Bump when the way lab networks are made changes: networks of another version are recreated.
+NETWORK_VERSION = "2"
+ROUTE_GUARD = BRIDGE_PREFIX + "*"  # MOORING_ROUTE_GUARD for everything that talks to the lab
 MIRROR = os.environ.get("MOORING_LAB_MIRROR", "http://deb.debian.org/debian")
 SUITE = "bookworm"
 IMAGE_REPO = "localhost/mooring-lab"
@@ -98,6 +115,18 @@ done
 
 class LabError(Exception):
     """A lab operation failed; the message says what to do."""
+
+
+def _load_netguard():
+    """The collection's route guard, loaded by path (this file runs before ``make setup``)."""
+    path = ROOT / "plugins" / "module_utils" / "netguard.py"
+    spec = importlib.util.spec_from_file_location("mooring_netguard", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+netguard = _load_netguard()
 
 
 def log(msg):
@@ -219,7 +248,8 @@ def cmd_setup(_args):
         "[engine]\n"
         "runtime = \"runc\"\n"
         "[network]\n"
-        "network_config_dir = \"%s\"\n" % (nofile, nofile, CACHE / "networks")))
+        "network_backend = \"%s\"\n"
+        "network_config_dir = \"%s\"\n" % (nofile, nofile, NETWORK_BACKEND, CACHE / "networks")))
     write_if_changed(etc / "storage.conf", (
         "# Written by tests/lab/lab.py: podman storage for the lab (holds the base image).\n"
         "[storage]\n"
@@ -231,7 +261,20 @@ def cmd_setup(_args):
         log("raising fs.inotify.max_user_instances to 1024 (systemd in many hosts needs it)")
         sysctl.write_text("1024\n")
     ssh_key()
+    backend = network_backend()
+    log("podman network backend: %s (set in %s)" % (backend, etc / "containers.conf"))
     return 0
+
+
+def network_backend():
+    """podman's network backend under the lab's configuration; an error unless netavark."""
+    backend = podman("info", "--format", "{{.Host.NetworkBackend}}").stdout.strip()
+    if backend != NETWORK_BACKEND:
+        raise LabError("podman reports the network backend %r, the lab needs %r: with CNI an --internal "
+                       "bridge gets no address and lab traffic would leave the machine by the default route. "
+                       "Install netavark and aardvark-dns (`python3 tests/lab/lab.py setup` does) and check "
+                       "network_backend in %s" % (backend, NETWORK_BACKEND, CACHE / "etc" / "containers.conf"))
+    return backend
 
 
 def write_if_changed(path, text):
@@ -301,6 +344,7 @@ def cmd_env(args):
         "MOORING_LAB_IMAGE": ref,
         "MOORING_LAB_KEY": str(CACHE / "ssh" / "id_ed25519"),
         "MOORING_LAB_USER": LAB_USER,
+        "MOORING_ROUTE_GUARD": "'%s'" % ROUTE_GUARD,
     }
     if args.name:
         lines["MOORING_LAB"] = args.name
@@ -311,25 +355,103 @@ def cmd_env(args):
     return 0
 
 
+def bridge_name(name):
+    """The lab's bridge interface: ``mlabX`` for 10.89.X.0/24 (at most 15 characters)."""
+    return "%s%s" % (BRIDGE_PREFIX, lab_prefix(name).rsplit(".", 1)[1])
+
+
+def network_problems(info, name):
+    """Why an existing podman network cannot be the lab's (empty list: it can). Pure."""
+    subnet = lab_prefix(name) + ".0/24"
+    have = [s.get("subnet") for s in info.get("subnets") or []]
+    problems = []
+    if info.get("driver") != "bridge":
+        problems.append("driver %s, not bridge" % info.get("driver"))
+    if subnet not in have:
+        problems.append("subnets %s, not %s" % (have, subnet))
+    if not info.get("internal"):
+        problems.append("not internal")
+    if info.get("network_interface") != bridge_name(name):
+        problems.append("bridge %s, not %s" % (info.get("network_interface"), bridge_name(name)))
+    if (info.get("labels") or {}).get("mooring.lab.network") != NETWORK_VERSION:
+        problems.append("made by another lab version (mooring.lab.network=%s, this is %s)"
+                        % ((info.get("labels") or {}).get("mooring.lab.network"), NETWORK_VERSION))
+    return problems
+
+
 def ensure_network(name):
     net = network_name(name)
     prefix = lab_prefix(name)
     subnet = prefix + ".0/24"
+    network_backend()
     if podman("network", "exists", net, check=False).returncode == 0:
         info = json.loads(podman("network", "inspect", net).stdout)[0]
-        have = [s.get("subnet") for s in info.get("subnets", [])]
-        if subnet not in have or not info.get("internal"):
-            raise LabError("network %s exists with subnets %s (internal=%s), expected internal %s; "
-                           "run `lab.py down %s` first" % (net, have, info.get("internal"), subnet, name))
-        return net
+        problems = network_problems(info, name)
+        if not problems:
+            return net
+        log("network %s is not this lab version's (%s): removing it and its hosts, then recreating it"
+            % (net, "; ".join(problems)))
+        podman("network", "rm", "-f", net)
     for other in json.loads(podman("network", "ls", "--format", "json").stdout):
         for s in other.get("subnets") or []:
             if s.get("subnet") == subnet:
                 raise LabError("subnet %s for lab %r is already used by network %s; remove that lab "
                                "or set MOORING_LAB_SUBNET_INDEX to a free 10-249" % (subnet, name, other["name"]))
-    podman("network", "create", "--internal", "--subnet", subnet, "--gateway", prefix + ".1",
-           "--label", "mooring.lab=" + name, net)
+    podman("network", "create", "--internal", "--driver", "bridge", "--subnet", subnet, "--gateway", prefix + ".1",
+           "--label", "mooring.lab=" + name, "--label", "mooring.lab.network=" + NETWORK_VERSION, net)
+    name_bridge(net, bridge_name(name))
     return net
+
+
+def name_bridge(net, bridge):
+    """Give network ``net`` the bridge interface ``bridge`` (before any container uses it).
+
+    podman 4.3 has no ``--interface-name``; netavark reads the bridge's name from the network's
+    file in ``network_config_dir``, so the lab writes it there. A known name lets the route
+    guard tell the lab's bridge from any other interface without asking podman."""
+    path = CACHE / "networks" / ("%s.json" % net)
+    info = json.loads(path.read_text())
+    if info.get("network_interface") != bridge:
+        info["network_interface"] = bridge
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(info, indent=5) + "\n")
+        tmp.replace(path)
+    got = json.loads(podman("network", "inspect", net).stdout)[0].get("network_interface")
+    if got != bridge:
+        raise LabError("network %s: podman reports bridge %s after it was named %s in %s" % (net, got, bridge, path))
+
+
+def route_check(address, allowed=(ROUTE_GUARD,)):
+    """Raise LabError unless the kernel routes ``address`` directly through a lab bridge."""
+    try:
+        netguard.check(address, allowed)
+    except netguard.RouteRefused as exc:
+        raise LabError(str(exc)) from None
+
+
+def cmd_route_check(args):
+    for a in args.addresses:
+        route_check(a)
+        print("%s: %s" % (a, netguard.describe(netguard.route_get(a))))
+    return 0
+
+
+def cmd_connect(args):
+    """ssh ``ProxyCommand`` with ``ProxyUseFdpass=yes``: check the route, connect, hand ssh the socket.
+
+    Nothing is sent to an address the kernel would route off the lab's bridges."""
+    route_check(args.host)
+    sock = socket.create_connection((args.host, args.port), timeout=10)
+    sock.settimeout(None)
+    with socket.socket(fileno=os.dup(sys.stdout.fileno())) as out:
+        socket.send_fds(out, [b"\0"], [sock.fileno()])
+    sock.close()
+    return 0
+
+
+def ssh_proxy_args():
+    """ssh options that send every lab connection through :func:`cmd_connect`."""
+    return ["-o", "ProxyCommand=python3 %s connect %%h %%p" % Path(__file__).resolve(), "-o", "ProxyUseFdpass=yes"]
 
 
 def cmd_net(args):
@@ -355,8 +477,9 @@ def host_ready(h, address, key, user="root"):
     state = podman("exec", h, "systemctl", "is-system-running", check=False).stdout.strip()
     if state not in ("running", "degraded"):
         return False, "systemd is %s" % (state or "not answering")
+    route_check(address)  # a LabError here ends the wait at once: no packet leaves the machine
     proc = subprocess.run(
-        ["ssh", "-i", str(key), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
+        ["ssh", "-i", str(key), *ssh_proxy_args(), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
          "-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=3", "-o", "LogLevel=ERROR",
          "%s@%s" % (user, address), "true"], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
@@ -400,7 +523,8 @@ def write_inventory(name, n, control_plane):
              "all:", "  vars:",
              "    ansible_user: root",
              "    ansible_ssh_private_key_file: %s" % key,
-             "    ansible_ssh_common_args: -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null",
+             "    ansible_ssh_common_args: -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
+             " -o ProxyUseFdpass=yes -o 'ProxyCommand=python3 %s connect %%h %%p'" % Path(__file__).resolve(),
              "    mooring_lab: %s" % name,
              "  hosts:"]
     for i in range(1, n + 1):
@@ -561,6 +685,13 @@ def main(argv=None):
         s = sub.add_parser(cmd)
         s.add_argument("name")
         s.set_defaults(func=func)
+    rc = sub.add_parser("route-check", help="refuse unless each address routes through a lab bridge")
+    rc.add_argument("addresses", nargs="+")
+    rc.set_defaults(func=cmd_route_check)
+    cn = sub.add_parser("connect", help="ssh ProxyCommand (ProxyUseFdpass=yes) with the route check")
+    cn.add_argument("host")
+    cn.add_argument("port", type=int)
+    cn.set_defaults(func=cmd_connect)
     c = sub.add_parser("create", help="molecule create: hosts from a JSON list of platforms")
     c.add_argument("name")
     c.add_argument("--platforms", required=True)

@@ -1,10 +1,17 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Self-tests of the lab's naming rules (run by scripts/integration.sh before any lab starts)."""
+"""Self-tests of the lab: naming rules, and the networking guard on the real kernel and podman
+(run by scripts/integration.sh after `lab.py setup`, before any lab host starts)."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,3 +78,102 @@ def test_inventory_groups_and_addresses(tmp_path, monkeypatch):
     assert "    t-4:\n      ansible_host: 10.89.77.14\n" in text
     assert "    workers:\n      hosts:\n        t-4: {}\n" in text
     assert "    control_plane:\n      hosts:\n        t-1: {}\n        t-2: {}\n        t-3: {}\n" in text
+
+
+# ---------------------------------------------------------------- networking (docs/lab.md)
+
+def _info(name, **over):
+    info = {"driver": "bridge", "subnets": [{"subnet": lab.lab_prefix(name) + ".0/24"}], "internal": True,
+            "network_interface": lab.bridge_name(name), "labels": {"mooring.lab.network": lab.NETWORK_VERSION}}
+    info.update(over)
+    return info
+
+
+def test_network_of_this_version_is_kept():
+    assert lab.network_problems(_info("etcd"), "etcd") == []
+
+
+@pytest.mark.parametrize("over,word", [
+    ({"labels": {}}, "another lab version"),               # made by the lab before the route guard
+    ({"network_interface": "cni-podman1"}, "bridge cni-podman1"),  # made by the CNI backend
+    ({"internal": False}, "not internal"),
+    ({"subnets": [{"subnet": "10.88.0.0/16"}]}, "subnets"),
+])
+def test_old_or_foreign_networks_are_recreated(over, word):
+    assert any(word in p for p in lab.network_problems(_info("etcd", **over), "etcd"))
+
+
+def test_bridge_names_fit_the_kernel_limit():
+    for name in lab.scenario_names() + ["demo", "x" * 80]:
+        assert len(lab.bridge_name(name)) <= 15
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip"),
+                                reason="needs root and iproute2 (CI runs as root)")
+TEST_BRIDGE = "mlab251"  # 251 is outside the labs' 10..249: never a real lab's bridge
+TEST_ADDR = "10.89.251.11"
+
+
+@pytest.fixture()
+def bare_bridge():
+    """A real bridge named like a lab bridge, up, with no address: what CNI left behind."""
+    subprocess.run(["ip", "link", "del", TEST_BRIDGE], capture_output=True, check=False)
+    subprocess.run(["ip", "link", "add", TEST_BRIDGE, "type", "bridge"], check=True)
+    subprocess.run(["ip", "link", "set", TEST_BRIDGE, "up"], check=True)
+    yield TEST_BRIDGE
+    subprocess.run(["ip", "link", "del", TEST_BRIDGE], capture_output=True, check=False)
+
+
+@needs_root
+def test_bridge_without_address_is_refused_before_any_connection(bare_bridge, monkeypatch):
+    sent = []
+    monkeypatch.setattr(lab.socket, "create_connection", lambda *a, **k: sent.append(a))
+    with pytest.raises(lab.LabError) as exc:
+        lab.cmd_connect(argparse.Namespace(host=TEST_ADDR, port=22))
+    msg = str(exc.value)
+    assert TEST_ADDR in msg and "not directly through a lab bridge" in msg and "netavark" in msg
+    assert "dev %s" % bare_bridge not in msg  # the kernel did not pick the bridge
+    assert sent == []
+
+
+@needs_root
+def test_the_same_bridge_with_its_gateway_address_is_allowed(bare_bridge):
+    subprocess.run(["ip", "addr", "add", "10.89.251.1/24", "dev", bare_bridge], check=True)
+    lab.route_check(TEST_ADDR)
+    assert netguard_route(TEST_ADDR)["dev"] == bare_bridge
+
+
+@needs_root
+def test_connect_command_refuses_and_ssh_never_connects(bare_bridge):
+    proc = subprocess.run(
+        ["ssh", "-o", "BatchMode=yes", "-o", "ProxyUseFdpass=yes",
+         "-o", "ProxyCommand=%s %s connect %%h %%p" % (sys.executable, Path(lab.__file__)),
+         "root@" + TEST_ADDR, "true"], capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 255
+    assert "refusing to connect to %s" % TEST_ADDR in proc.stderr
+
+
+def netguard_route(address):
+    return lab.netguard.route_get(address)
+
+
+needs_podman = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("podman"),
+                                  reason="needs root and podman (run after `lab.py setup`, as scripts/integration.sh does)")
+
+
+@needs_podman
+def test_a_network_made_by_an_older_lab_is_recreated(monkeypatch):
+    monkeypatch.setenv("MOORING_LAB_SUBNET_INDEX", "250")
+    name = "selftest-net"
+    net = lab.network_name(name)
+    lab.podman("network", "rm", "-f", net, check=False)
+    try:
+        # the previous lab's way: internal, no bridge name, no version label
+        lab.podman("network", "create", "--internal", "--subnet", "10.89.250.0/24", "--gateway", "10.89.250.1",
+                   "--label", "mooring.lab=" + name, net)
+        lab.ensure_network(name)
+        info = json.loads(lab.podman("network", "inspect", net).stdout)[0]
+        assert lab.network_problems(info, name) == []
+        assert info["network_interface"] == "mlab250"
+    finally:
+        lab.podman("network", "rm", "-f", net, check=False)
