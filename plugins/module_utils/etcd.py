@@ -24,8 +24,8 @@ import ssl
 import time
 from urllib.parse import urlsplit
 
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils import netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 
 
 class EtcdError(MooringError):

@@ -29,8 +29,8 @@ import re
 import secrets
 import string
 
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils import netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 
 
 class KubeadmError(MooringError):

@@ -15,8 +15,8 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils import netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 
 try:
     import openstack

@@ -23,8 +23,8 @@ import os
 import re
 import socket
 
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils import netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 
 
 class PreflightError(MooringError):
