@@ -38,8 +38,9 @@ import zlib
 
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils import netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.layout import plan_install
 
 try:
     from cryptography.hazmat.primitives import serialization
@@ -51,7 +52,8 @@ except ImportError as _exc:  # pragma: no cover - hosts without cryptography onl
     CRYPTOGRAPHY_IMPORT_ERROR = _exc
 
 BUNDLE_FORMAT = 1
-PACKAGE_FORMAT = 1
+# 2: packages record how each artifact installs on hosts (``installs``, see layout.py).
+PACKAGE_FORMAT = 2
 BUNDLE_KIND = "MooringBundle"
 MANIFEST_NAME = "bundle.json"
 SIGNATURE_NAME = "bundle.json.sig"
@@ -579,6 +581,7 @@ class PackageCache(object):
             files.append(entry)
 
         tofu = []
+        installs = []
         for artifact in addon.get("artifacts") or []:
             rel = _artifact_relpath(name, artifact)
             target = os.path.join(work, rel)
@@ -590,6 +593,10 @@ class PackageCache(object):
             add_file(rel, sha, size, kind=artifact.get("kind") or "binary", name=artifact.get("name"),
                      arch=artifact.get("arch"), url=artifact.get("url"),
                      mode=0o755 if (artifact.get("kind") or "binary") == "binary" else 0o644)
+            install = plan_install(artifact, target, sha, size, addon.get("version"))
+            if install:
+                install["artifact"] = rel
+                installs.append(install)
         images = []
         for image in addon.get("images") or []:
             ref = image.get("ref")
@@ -666,6 +673,7 @@ class PackageCache(object):
             "packages": wanted,
             "repo": "%s/debs" % name if entries else None,
             "trustedOnFirstUse": tofu,
+            "installs": installs,
             "files": files,
         }
         pj_rel = "%s/package.json" % name
@@ -700,6 +708,7 @@ class PackageCache(object):
             "packages": wanted,
             "repo": package_json["repo"],
             "trustedOnFirstUse": tofu,
+            "installs": installs,
             "files": [{k: f[k] for k in ("path", "size", "sha256")} for f in all_files],
         }
         os.replace(tmp_tar, tar_path)
@@ -744,7 +753,7 @@ def plan_bundle(lock, cache_dir=None, addons=None, distro="debian"):
 
 
 _MANIFEST_PACKAGE_KEYS = ("key", "version", "file", "size", "sha256", "images", "packages", "repo",
-                          "trustedOnFirstUse", "files")
+                          "trustedOnFirstUse", "installs", "files")
 
 
 def build_manifest(lock, metas, public_raw, distro):
@@ -1053,6 +1062,7 @@ def summarize(manifest, bundle_id, root=None):
             "binaries": binaries,
             "archives": archives,
             "images": pkg.get("images") or [],
+            "installs": pkg.get("installs") or [],
         }
         if base:
             addons[name]["dir"] = posixpath.join(base, name)
@@ -1069,6 +1079,9 @@ def summarize(manifest, bundle_id, root=None):
                              for n, a in sorted(addons.items()) for i in a["images"]]
         summary["archives"] = [dict(x, addon=n, path=posixpath.join(base, x["path"]))
                                for n, a in sorted(addons.items()) for x in a["archives"]]
+        # How each upstream artifact lands on the host (layout.py), with the artifact's path here.
+        summary["installs"] = [dict(i, addon=n, path=posixpath.join(base, i["artifact"]))
+                               for n, a in sorted(addons.items()) for i in a["installs"]]
     return summary
 
 
