@@ -11,8 +11,8 @@ short_description: Install upstream binaries and release archives from an unpack
 version_added: 0.1.0
 description:
   - Installs the artifacts named in O(names) exactly as the bundle's signed manifest records them
-    (made on the controller by M(mooring.cluster.bundle_build) from the upstream release layouts):
-    bare binaries such as C(runc) or C(kubeadm), and the listed members of release archives such as
+    (made on the controller by M(mooring.cluster.bundle_build) from the upstream release layouts) - bare
+    binaries such as C(runc) or C(kubeadm), and the listed members of release archives such as
     C(etcd-vX.Y.Z-linux-ARCH.tar.gz), containerd's release archive, the CNI plugins or crictl.
   - A file is written only when its content (sha256) or mode differs from the record; each write goes to
     a temporary file that is checked against the sha256 and renamed into place.
