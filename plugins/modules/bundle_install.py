@@ -21,6 +21,11 @@ description:
   - Standard library only.
 author:
   - Mooring maintainers (@mooring)
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
 extends_documentation_fragment:
   - mooring.cluster.attributes
 options:
