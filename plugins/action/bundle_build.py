@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import os
+
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
@@ -34,6 +36,11 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         _spec, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        # Relative paths are the user's, from the directory ansible runs in (as with the CLI); what
+        # this returns is absolute, so later tasks (modules run elsewhere) find the same files.
+        for name in ("lock", "dest", "key", "cache_dir"):
+            if args.get(name):
+                args[name] = os.path.abspath(args[name])
         before = backend.bundle_id_of(args["dest"])
         try:
             lock = load_lock(args["lock"])

@@ -23,6 +23,7 @@ ARGUMENT_SPEC = {
     "options": {"type": "dict", "default": {}},
     "images": {"type": "list", "elements": "raw", "default": []},
     "cluster": {"type": "dict", "default": {}},
+    "unpinned_images": {"type": "str", "default": "fail", "choices": ["fail", "report"]},
 }
 
 
@@ -46,6 +47,9 @@ class ActionModule(ActionBase):
             out = addons.render_addon(args["name"], objects, args["options"], args["images"], args["cluster"])
         except MooringError as exc:
             raise AnsibleActionFail(str(exc)) from None
+        out["unpinned"] = []
+        if out["problems"] and args["unpinned_images"] == "report":
+            out["unpinned"], out["problems"] = out["problems"], []
         if out["problems"]:
             raise AnsibleActionFail("add-on %s: %s" % (args["name"], "; ".join(out["problems"])))
         out["objects"] = addons.apply_order(out["objects"])

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters over the installer spec: installer_hash and resolve_versions."""
+"""Filters over the installer spec and its lock: installer_hash, resolve_versions, install_boundary."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.mooring.cluster.plugins.module_utils.catalog import load_catalog, resolve_versions
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.kurl_hash import kurl_hash
+from ansible_collections.mooring.cluster.plugins.module_utils.layout import boundary
 from ansible_collections.mooring.cluster.plugins.module_utils.spec import hash_installer, parse_installer
 
 
@@ -42,6 +43,14 @@ def resolve_versions_filter(value, catalog_overlay=None):
         raise AnsibleFilterError(to_native(exc)) from exc
 
 
+def install_boundary(lock, arch="amd64"):
+    """What kubeadm needs that the lock does not carry: {"artifacts": [...], "images": [...]}."""
+    if not isinstance(lock, dict) or not isinstance(lock.get("addons"), dict):
+        raise AnsibleFilterError("install_boundary: expected a lock (a mapping with addons)")
+    return boundary(lock, arch)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"installer_hash": installer_hash, "resolve_versions": resolve_versions_filter}
+        return {"installer_hash": installer_hash, "resolve_versions": resolve_versions_filter,
+                "install_boundary": install_boundary}

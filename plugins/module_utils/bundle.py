@@ -52,8 +52,9 @@ except ImportError as _exc:  # pragma: no cover - hosts without cryptography onl
     CRYPTOGRAPHY_IMPORT_ERROR = _exc
 
 BUNDLE_FORMAT = 1
-# 2: packages record how each artifact installs on hosts (``installs``, see layout.py).
-PACKAGE_FORMAT = 2
+# 2: packages record how each artifact installs on hosts (``installs``, see layout.py);
+# 3-5: host packages come with the dependencies a host may lack (apt_closure).
+PACKAGE_FORMAT = 5
 BUNDLE_KIND = "MooringBundle"
 MANIFEST_NAME = "bundle.json"
 SIGNATURE_NAME = "bundle.json.sig"
@@ -524,12 +525,47 @@ def _artifact_relpath(name, artifact):
     return "%s/%s/%s" % (name, ARTIFACT_DIRS[kind], dest)
 
 
+def _apt_print_uris(names, status, archives):
+    # An empty dpkg status and an empty archive cache: apt then lists every package it would fetch
+    # for a host with nothing installed (it leaves out what it finds in its cache).
+    proc = subprocess.run(["apt-get", "install", "-qq", "--print-uris", "--no-install-recommends",
+                           "-o", "Dir::State::status=%s" % status, "-o", "Dir::Cache::archives=%s" % archives]
+                          + list(names),
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise BundleError("host packages %s: apt cannot resolve them: %s" % (", ".join(names), proc.stderr.strip()))
+    # 'URI' name_version_arch.deb size SHA256:...
+    return {line.split()[1].split("_", 1)[0] for line in proc.stdout.splitlines() if line.startswith("'")}
+
+
+def apt_closure(names):
+    """``names`` with every dependency a host may lack: apt's resolution against an empty dpkg
+    status, less what every Debian host has (the Priority: required packages).
+    Hosts are air-gapped: a package whose dependency is missing from the bundle cannot install."""
+    dump = subprocess.run(["apt-cache", "dumpavail"], capture_output=True, text=True, check=False).stdout
+    required, pkg = set(), None
+    for line in dump.splitlines():
+        if line.startswith("Package: "):
+            pkg = line.split(": ", 1)[1]
+        elif line == "Priority: required" and pkg:
+            required.add(pkg)
+    with tempfile.TemporaryDirectory(prefix="mooring-apt-") as tmp:
+        status = os.path.join(tmp, "status")
+        open(status, "w").close()
+        os.makedirs(os.path.join(tmp, "archives", "partial"))
+        want = _apt_print_uris(names, status, os.path.join(tmp, "archives"))
+    # Only the required packages themselves are on every host; apt may satisfy their own
+    # dependencies with other alternatives than a host did, so nothing else is left out.
+    return sorted((want - required) | set(names))
+
+
 def _apt_download(names, dest_dir):
     """Fetch Debian packages by name with the controller's apt (signed archive metadata)."""
     if not shutil.which("apt-get"):
         raise BundleError("host packages %s: no deb artifact provides them and this controller has no apt-get; "
                           "add them to the catalog overlay as kind: deb artifacts" % ", ".join(names))
-    proc = subprocess.run(["apt-get", "-q", "-o", "APT::Sandbox::User=root", "download"] + list(names),
+    closure = apt_closure(names)
+    proc = subprocess.run(["apt-get", "-q", "-o", "APT::Sandbox::User=root", "download"] + closure,
                           cwd=dest_dir, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise BundleError("host packages %s: apt-get download failed: %s" % (", ".join(names), proc.stderr.strip()))
@@ -1049,8 +1085,11 @@ def summarize(manifest, bundle_id, root=None):
     for name, pkg in sorted(manifest["packages"].items()):
         binaries = []
         archives = []
+        installed_by_record = {i.get("artifact") for i in pkg.get("installs") or []}
         for entry in pkg["files"]:
             parts = entry["path"].split("/")
+            if entry["path"] in installed_by_record:
+                continue  # installed where its upstream layout says, by bundle_install (layout.py)
             if len(parts) == 4 and parts[1] in ("bin", "archives"):
                 (binaries if parts[1] == "bin" else archives).append(
                     {"name": parts[3], "arch": parts[2], "path": entry["path"]})

@@ -46,6 +46,14 @@ options:
     description: C(pod_cidr), C(service_cidr), C(control_plane_endpoint), C(ipip_available).
     type: dict
     default: {}
+  unpinned_images:
+    description:
+      - What to do with a container image the lock does not carry (it would need a registry).
+      - V(fail) - the default, for anything that is applied.
+      - V(report) - list them in RV(unpinned) and go on; for rendering only, at the install's boundary.
+    type: str
+    choices: [fail, report]
+    default: fail
 """
 
 EXAMPLES = r"""
@@ -60,6 +68,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+unpinned:
+  description: With O(unpinned_images=report), the images the lock does not carry, one line each.
+  returned: always
+  type: list
+  elements: str
 kind:
   description: C(manifest) or C(chart).
   returned: always

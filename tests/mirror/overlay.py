@@ -42,7 +42,7 @@ def deb_fields(path):
 def build_index(mirror):
     files = {}
     for top, dirs, names in os.walk(mirror):
-        dirs[:] = sorted(d for d in dirs if d not in ("catalog-overlay",) and not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if d not in ("catalog-overlay", "upstream-overlay", "npm") and not d.startswith("."))
         for name in sorted(names):
             path = os.path.join(top, name)
             rel = os.path.relpath(path, mirror)

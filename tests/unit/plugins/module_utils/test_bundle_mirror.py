@@ -62,9 +62,14 @@ def test_bundle_from_mirror_over_http(tmp_path, served):
     assert changed
     assert {"containerd", "runc", "containernetworking-plugins", "iptables"} <= set(summary["packages"])
     assert [i["ref"] for i in summary["images"]] == ["localhost/mooring/hello:1.0"]
-    archives = [x for x in summary["archives"] if x["addon"] == "containerd"]
-    assert [x["name"] for x in archives] == ["containerd-1.6.20-linux-amd64.tar.gz"]
-    assert archives[0]["path"].endswith("/containerd/archives/amd64/containerd-1.6.20-linux-amd64.tar.gz")
+    # The release archive is installed where its upstream layout says (an install record), not
+    # handed to roles as a loose archive.
+    assert [x for x in summary["archives"] if x["addon"] == "containerd"] == []
+    installs = [x for x in summary["installs"] if x["addon"] == "containerd"]
+    assert [x["name"] for x in installs] == ["containerd"]
+    assert installs[0]["path"].endswith("/containerd/archives/amd64/containerd-1.6.20-linux-amd64.tar.gz")
+    assert sorted(f["dest"] for f in installs[0]["files"]) == [
+        "/usr/local/bin/containerd", "/usr/local/bin/containerd-shim-runc-v2", "/usr/local/bin/ctr"]
     etcd = [x for x in summary["binaries"] if x["name"] == "etcd"][0]
     assert b.sha256_file(etcd["path"])[0] == b.sha256_file(os.path.join(MIRROR, "etcd/v3.5.1/linux-amd64/etcd"))[0]
     with open(os.path.join(summary["addons"]["containerd"]["dir"], "debs", "Packages")) as handle:
