@@ -20,6 +20,7 @@ import os
 import re
 import tarfile
 
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 
 ARCH = {"x86_64": "amd64", "aarch64": "arm64", "ppc64le": "ppc64le", "s390x": "s390x"}
@@ -49,14 +50,6 @@ def select(installs, names=None, addons=None, arch=None):
     return out
 
 
-def _sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def file_state(dest, want_sha, want_mode, want_size=None):
     """'ok', 'content' (missing or different bytes) or 'mode' for one destination."""
     try:
@@ -65,7 +58,7 @@ def file_state(dest, want_sha, want_mode, want_size=None):
         return "content"
     if not os.path.isfile(dest) or os.path.islink(dest):
         return "content"
-    if (want_size is not None and st.st_size != want_size) or _sha256(dest) != want_sha:
+    if (want_size is not None and st.st_size != want_size) or sha256_file(dest)[0] != want_sha:
         return "content"
     if (st.st_mode & 0o7777) != int(want_mode, 8):
         return "mode"

@@ -27,7 +27,6 @@ them out, and the install reports that as its boundary, by name.
 import argparse
 import glob
 import gzip
-import hashlib
 import io
 import json
 import os
@@ -39,6 +38,7 @@ import tempfile
 import zipfile
 
 import yaml
+from overlay import sha256_file, upstream_version  # the mirror's own helpers (same folder)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -51,22 +51,6 @@ ADDON_MANIFESTS = {  # add-on: (artifact name, upstream file name)
     "localPathProvisioner": ("local-path-storage", "local-path-storage.yaml"),
     "metricsServer": ("metrics-server-manifest", "metrics-server.yaml"),
 }
-
-
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def upstream_version(deb_version):
-    """Debian '1.6.20~ds1-1+deb12u3' -> '1.6.20'."""
-    v = deb_version.split(":", 1)[-1]
-    for sep in ("~", "-", "+"):
-        v = v.split(sep, 1)[0]
-    return v
 
 
 def deb(mirror, package):
