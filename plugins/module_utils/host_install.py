@@ -148,5 +148,5 @@ def check_versions(entries, run):
                                                             (err or out or "").strip()[:300]))
             elif check.get("version") and got != check["version"]:
                 problems.append("%s reports version %s, the lock says %s (%s)"
-                                % (name, got, check["version"], (out or err).strip().splitlines()[0][:200]))
+                                % (name, got, check["version"], ((out or err).strip().splitlines() or ['(no output)'])[0][:200]))
     return versions, problems

@@ -78,12 +78,14 @@ class LayoutError(MooringError):
 
 
 def artifact_version(artifact, addon_version=None):
-    """The version an artifact carries: the first X.Y.Z in its URL, else the add-on's."""
+    """The version an artifact carries: the last X.Y.Z in its URL path, else the add-on's."""
     url = (artifact.get("url") or "").split("?", 1)[0]
     path = url.split("://", 1)[-1]
     path = path.split("/", 1)[1] if "/" in path else path
-    m = _VERSION_IN_URL.search(path)
-    return m.group(1) if m else (str(addon_version) if addon_version is not None else None)
+    # The last X.Y.Z: upstream release URLs end in the release's own directory and file name, and a
+    # mirror directory named after some other version (airgap-1.35.8/...) must not win.
+    found = _VERSION_IN_URL.findall(path)
+    return found[-1] if found else (str(addon_version) if addon_version is not None else None)
 
 
 def _member_name(name):
