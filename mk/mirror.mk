@@ -3,7 +3,7 @@
 MOORING_CACHE_DIR ?= /var/cache/mooring
 export MOORING_CACHE_DIR
 
-mirror: setup  ## fill the test mirror under $(MOORING_CACHE_DIR)/mirror (upstream-shaped release stand-ins, debs, test image, overlays)
+mirror: setup  ## fill the test mirror under $(MOORING_CACHE_DIR)/mirror (debs, etcd, test image, overlay)
 	@tests/mirror/build.sh
 
 mirror-serve: mirror  ## serve the test mirror on http://127.0.0.1:PORT (PORT=8088)
