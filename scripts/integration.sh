@@ -46,13 +46,14 @@ echo "::: lab image ready in $((SECONDS - t1))s"
 # (etcd client, readyz, fetches, OpenStack) refuse addresses not routed through a lab bridge.
 eval "$($LAB env)"
 # The test mirror (the lab's stand-in for the internet), built once for every scenario, under
-# MOORING_CACHE_DIR like every other cache; its own tests run here, where it exists.
+# MOORING_CACHE_DIR like every other cache; its own tests (tests/mirror/test_mirror.py) run here,
+# right after it is built, never against whatever an older build left in the cache.
 export MOORING_CACHE_DIR=${MOORING_CACHE_DIR:-/var/cache/mooring}
 export MOORING_MIRROR_DIR=${MOORING_MIRROR_DIR:-$MOORING_CACHE_DIR/mirror}
 t1=$SECONDS
 tests/mirror/build.sh < /dev/null
 echo "::: test mirror ready in $((SECONDS - t1))s ($MOORING_MIRROR_DIR)"
-python -m pytest -q -p no:cacheprovider tests/unit/plugins/module_utils/test_bundle_mirror.py
+python -m pytest -q -p no:cacheprovider tests/mirror/test_mirror.py
 echo "::: lab ready in $((SECONDS - t0))s (image $MOORING_LAB_IMAGE)"
 
 declare -a TIMES=()

@@ -18,7 +18,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.catalog import loa
 from ansible_collections.mooring.cluster.plugins.module_utils.lock import build_lock
 from ansible_collections.mooring.cluster.plugins.module_utils.spec import parse_installer
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MIRROR = os.environ.get("MOORING_MIRROR_DIR") or os.path.join(
     os.environ.get("MOORING_CACHE_DIR", "/var/cache/mooring"), "mirror")
 
