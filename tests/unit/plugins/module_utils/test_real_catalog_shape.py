@@ -309,7 +309,7 @@ def test_dests_are_the_upstream_host_layout(world, arch):
     assert cni["check"] == []
     for name in ("crictl",) + KUBE_BINARIES:
         assert dests(installs, name, arch)[1] == ["/usr/local/bin/%s" % name]
-    etcd, _ = dests(installs, "etcd", arch)
+    etcd = dests(installs, "etcd", arch)[0]
     top = "etcd-v%s-linux-%s/" % (etcd["version"], arch)
     assert sorted(f["member"] for f in etcd["files"]) == [top + n for n in ETCD_BINARIES]
     for entry in hi.select(installs, arch=arch):
