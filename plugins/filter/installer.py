@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters over the installer spec and its lock: installer_hash, resolve_versions, install_boundary."""
+"""Filters over the installer spec and its lock: installer_hash, resolve_versions, install_boundary, install_plan."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.mooring.cluster.plugins.module_utils.catalog import load_catalog, resolve_versions
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.kurl_hash import kurl_hash
-from ansible_collections.mooring.cluster.plugins.module_utils.layout import boundary
+from ansible_collections.mooring.cluster.plugins.module_utils.layout import boundary, install_plan
 from ansible_collections.mooring.cluster.plugins.module_utils.spec import hash_installer, parse_installer
 
 
@@ -50,7 +50,14 @@ def install_boundary(lock, arch="amd64"):
     return boundary(lock, arch)
 
 
+def install_plan_filter(lock, groups, arch="amd64", first_control_plane=False):
+    """What the install does on a host in ``groups``, as lines (from the lock alone)."""
+    if not isinstance(lock, dict) or not isinstance(lock.get("addons"), dict):
+        raise AnsibleFilterError("install_plan: expected a lock (a mapping with addons)")
+    return install_plan(lock, groups, arch, first_control_plane)
+
+
 class FilterModule(object):
     def filters(self):
         return {"installer_hash": installer_hash, "resolve_versions": resolve_versions_filter,
-                "install_boundary": install_boundary}
+                "install_boundary": install_boundary, "install_plan": install_plan_filter}

@@ -173,3 +173,59 @@ def boundary(lock, arch="amd64"):
     control_plane = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
     missing_images = [c for c in control_plane if not any("/%s:" % c in (r or "") for r in images)]
     return {"artifacts": missing, "images": missing_images}
+
+
+# Which hosts install an artifact, by inventory group: etcd on etcd members, the kubeadm role's on
+# Kubernetes nodes; containerd and runc on every host the bundle play reaches.
+_NODES = ("control_plane", "workers")
+_INSTALLED_ON = {"etcd": ("etcd",), "kubeadm": _NODES, "kubelet": _NODES, "kubectl": _NODES, "crictl": _NODES,
+                 "cni-plugins": _NODES}
+
+
+def _destinations(rule):
+    if rule["kind"] == "binary":
+        return rule["dest"]
+    dests = []
+    for spec in rule["members"]:
+        if spec["dest"].endswith("/"):
+            dests.append(spec["dest"] + "*")
+        else:
+            dests.append(spec["dest"] + (" (if present)" if spec.get("optional") else ""))
+    return ", ".join(dests)
+
+
+def install_plan(lock, groups, arch="amd64", first_control_plane=False):
+    """What ``mooring.cluster.install`` does on a host in ``groups``, as lines, from the lock alone.
+
+    Printed per host by ``--check`` on hosts the bundle has not reached yet (nothing there can be
+    checked in detail before the bundle is unpacked) and in the plan of every run."""
+    groups = set(groups or ())
+    addons = lock.get("addons") or {}
+    lines = []
+    for addon_name in sorted(addons):
+        addon = addons[addon_name] or {}
+        for art in addon.get("artifacts") or []:
+            rule = LAYOUT.get(art.get("name"))
+            if rule is None or art.get("kind") != rule["kind"] or art.get("arch") not in (arch, "all", None):
+                continue
+            where = _INSTALLED_ON.get(art["name"])
+            if where and not groups.intersection(where):
+                continue
+            version = artifact_version(art, addon.get("version"))
+            lines.append("install %s %s (%s) -> %s" % (art["name"], version or "?",
+                                                       posixpath.basename(art.get("dest") or art.get("url") or ""),
+                                                       _destinations(rule)))
+    if "etcd" in groups and "etcd" in addons:
+        lines.append("etcd %s member with mutual TLS (unit etcd.service, data /var/lib/etcd)"
+                     % addons["etcd"].get("version"))
+    if groups.intersection(("control_plane", "workers")) and "kubernetes" in addons:
+        lines.append("kernel modules overlay, br_netfilter; sysctls ip_forward, bridge-nf-call-ip(6)tables; swap off")
+        edge = boundary(lock, arch)
+        if edge["artifacts"] or edge["images"]:
+            lines.append("stop at the kubeadm boundary: the lock carries no %s"
+                         % ", ".join(edge["artifacts"] + edge["images"]))
+        elif "control_plane" in groups:
+            lines.append("kubeadm %s" % ("init" if first_control_plane else "join --control-plane"))
+        else:
+            lines.append("kubeadm join")
+    return lines

@@ -12,8 +12,10 @@ Three layers, each plain data in and out:
   (unique hostnames and machine-ids, reachability) on the controller.
 * :func:`render_report` builds the host x check table and the list of what to do.
 
-A status is ``pass``, ``warn``, ``fail`` or ``ignored`` (a check named in the ignore list).
-Nothing here changes anything on a host.
+A status is ``pass``, ``install`` (not ready yet, but ``mooring.cluster.install`` configures it:
+no action needed, never a failure or a warning), ``warn``, ``fail`` or ``ignored`` (a check named
+in the ignore list). Which checks the install configures is a setting (``install_configures``);
+a check not in it keeps blocking. Nothing here changes anything on a host.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class PreflightError(MooringError):
 
 
 ROLES = ("control_plane", "etcd", "workers")
-STATUSES = ("pass", "warn", "fail", "ignored")
+STATUSES = ("pass", "install", "warn", "fail", "ignored")
 # Report columns, in order. Every result's ``check`` is one of these.
 CHECKS = (
     "cpu", "memory", "disk", "swap", "ports", "bridge_netfilter", "overlayfs", "ip_forward",
@@ -40,6 +42,13 @@ CHECKS = (
     "hostname", "machine_id", "reachability",
 )
 KERNEL_FEATURES = ("ipvs", "ipip", "wireguard")
+# What the install (roles/kubeadm: tasks/swap.yml, tasks/kernel.yml) configures on a host that is
+# not ready yet. A check named in ``install_configures`` gets status ``install`` instead of
+# failing, as long as the install can do it (a kernel module it needs must exist for the kernel).
+INSTALL_CONFIGURABLE = ("swap", "bridge_netfilter", "overlayfs", "ip_forward")
+DEFAULT_INSTALL_CONFIGURES = list(INSTALL_CONFIGURABLE)
+# The kernel module behind a check, which the install loads (roles/kubeadm vars __kubeadm_kernel_modules).
+NEEDED_MODULES = {"bridge_netfilter": "br_netfilter", "overlayfs": "overlay"}
 
 MIB = 1024 * 1024
 
@@ -79,8 +88,13 @@ TCP_LISTEN = "0A"
 
 # ---------------------------------------------------------------- settings
 
-def settings(thresholds=None, disks=None, ports=None, distributions=None, kernel_features=None, ignore=None):
-    """Validated settings: user values merged over the defaults. Raises PreflightError."""
+def settings(thresholds=None, disks=None, ports=None, distributions=None, kernel_features=None, ignore=None,
+             install_configures=None):
+    """Validated settings: user values merged over the defaults. Raises PreflightError.
+
+    ``install_configures`` None means the default (every check the install configures);
+    ``[]`` makes all of them blocking again (hosts prepared otherwise).
+    """
     problems = []
     th = copy.deepcopy(DEFAULT_THRESHOLDS)
     for role, items in (thresholds or {}).items():
@@ -133,12 +147,17 @@ def settings(thresholds=None, disks=None, ports=None, distributions=None, kernel
         if check not in CHECKS:
             problems.append("ignore: unknown check %r (use CHECK or HOST:CHECK, checks: %s)"
                             % (entry, ", ".join(CHECKS)))
+    ic = list(DEFAULT_INSTALL_CONFIGURES if install_configures is None else install_configures)
+    for check in ic:
+        if check not in INSTALL_CONFIGURABLE:
+            problems.append("install_configures: %r is not something the install configures (use any of %s)"
+                            % (check, ", ".join(INSTALL_CONFIGURABLE)))
     if problems:
         raise PreflightError("invalid preflight settings", problems)
     given = DEFAULT_DISTRIBUTIONS if distributions is None else distributions
     dist = {k: [str(v) for v in vs] for k, vs in given.items()}
     return {"thresholds": th, "disks": dk, "ports": pt, "distributions": dist, "kernel_features": kf,
-            "ignore": ig}
+            "ignore": ig, "install_configures": ic}
 
 
 def host_roles(groups):
@@ -201,6 +220,49 @@ def parse_swaps(text):
         if len(parts) >= 3 and parts[2].isdigit():
             total_kb += int(parts[2])
     return total_kb // 1024
+
+
+MODULE_DIRS = ("/lib/modules", "/usr/lib/modules")
+_KO_RE = re.compile(r"\.ko(\.(xz|gz|zst|bz2))?$")
+
+
+def _module_name(path):
+    """The module name of a module file path (``kernel/net/bridge/br_netfilter.ko.xz`` -> ``br_netfilter``)."""
+    base = os.path.basename(path.strip())
+    if not _KO_RE.search(base):
+        return None
+    return _KO_RE.sub("", base).replace("-", "_")
+
+
+def module_files(root, release):
+    """(built-in module names, loadable module names) of kernel ``release``.
+
+    From ``modules.builtin`` and ``modules.dep`` in /lib/modules/RELEASE (or /usr/lib/modules);
+    without modules.dep, the ``*.ko*`` files found there count as loadable.
+    """
+    builtin = set()
+    loadable = set()
+    if not release:
+        return builtin, loadable
+    for base in MODULE_DIRS:
+        moddir = "%s/%s" % (base, release)
+        if not _exists(root, moddir):
+            continue
+        for line in (_read(root, moddir + "/modules.builtin", "") or "").splitlines():
+            name = _module_name(line)
+            if name:
+                builtin.add(name)
+        dep = _read(root, moddir + "/modules.dep")
+        if dep is not None:
+            for line in dep.splitlines():
+                name = _module_name(line.split(":", 1)[0])
+                if name:
+                    loadable.add(name)
+        else:
+            for _dir, _subdirs, files in os.walk(os.path.join(root, moddir.lstrip("/"))):
+                loadable.update(n for n in (_module_name(f) for f in files) if n)
+        break
+    return builtin, loadable
 
 
 def socket_owners(root, inodes):
@@ -289,6 +351,8 @@ def gather(root="/", run=None, disk_paths=(), peers=None, peer_port=22, probe=pr
         ok, err = probe(address or name, peer_port)
         reach[name] = {"address": address or name, "ok": ok, "error": err}
     ip_forward = (_read(root, "/proc/sys/net/ipv4/ip_forward", "") or "").strip()
+    release = (_read(root, "/proc/sys/kernel/osrelease", "") or "").strip()
+    builtin, loadable = module_files(root, release)
     return {
         "hostname": (_read(root, "/proc/sys/kernel/hostname", "") or "").strip() or socket.gethostname(),
         "machine_id": (_read(root, "/etc/machine-id", "") or "").strip(),
@@ -298,13 +362,17 @@ def gather(root="/", run=None, disk_paths=(), peers=None, peer_port=22, probe=pr
         "disks": disks,
         "listening": {str(p): owners.get(i, "") for p, i in sorted(listening.items())},
         "kernel": {
-            "release": (_read(root, "/proc/sys/kernel/osrelease", "") or "").strip(),
+            "release": release,
             "bridge_netfilter": _exists(root, "/proc/sys/net/bridge/bridge-nf-call-iptables"),
             "overlayfs": re.search(r"\toverlay$", filesystems, re.M) is not None,
             "ip_forward": ip_forward == "1" if ip_forward else None,
             "ipvs": _exists(root, "/proc/net/ip_vs") or module("ip_vs"),
             "ipip": module("ipip") or _exists(root, "/sys/class/net/tunl0"),
             "wireguard": module("wireguard"),
+            # The modules the install loads: loaded now, built into the kernel, or loadable
+            # (a module file for the running kernel).
+            "modules": {name: {"loaded": module(name), "builtin": name in builtin, "loadable": name in loadable}
+                        for name in sorted(NEEDED_MODULES.values())},
         },
         "cgroup": cgroup,
         "init": (_read(root, "/proc/1/comm", "") or "").strip(),
@@ -330,9 +398,49 @@ def _need(th, roles, key):
     return value, rec, role
 
 
+# What the install does for each check it configures (status ``install``), after the finding.
+INSTALL_DOES = {
+    "swap": "the install turns it off (swapoff -a) and comments it out in /etc/fstab (kubelet failSwapOn)",
+    "bridge_netfilter": "the install loads it (modprobe br_netfilter; at boot from "
+                        "/etc/modules-load.d/mooring-kubernetes.conf) and sets net.bridge.bridge-nf-call-iptables=1 "
+                        "and net.bridge.bridge-nf-call-ip6tables=1 in /etc/sysctl.d/90-mooring-kubernetes.conf",
+    "overlayfs": "the install loads it (modprobe overlay; at boot from /etc/modules-load.d/mooring-kubernetes.conf)",
+    "ip_forward": "the install turns it on (net.ipv4.ip_forward=1, kept in /etc/sysctl.d/90-mooring-kubernetes.conf)",
+}
+# Where a needed kernel feature shows when its module is in: what gather looks at.
+FEATURE_SHOWS = {
+    "bridge_netfilter": "/proc/sys/net/bridge/bridge-nf-call-iptables",
+    "overlayfs": "overlay in /proc/filesystems",
+}
+
+
+def _needed_module(check, kernel, configures, blocking):
+    """Result for a kernel feature the install gets by loading a module (it is missing now).
+
+    ``configures`` is the install_configures setting; ``blocking`` the failure message when
+    the check is not in it.
+    """
+    if check not in configures:
+        return _result(check, "fail", blocking)
+    name = NEEDED_MODULES[check]
+    mod = (kernel.get("modules") or {}).get(name) or {}
+    release = kernel.get("release") or "?"
+    if mod.get("loaded") or mod.get("builtin"):
+        state = "loaded" if mod.get("loaded") else "built into kernel %s" % release
+        return _result(check, "fail", "%s is %s but %s is missing, so loading it (what the install does) will not "
+                       "help: find out why (a container's /proc or network namespace?)"
+                       % (name, state, FEATURE_SHOWS[check]))
+    if mod.get("loadable"):
+        return _result(check, "install", "%s is not loaded: %s" % (name, INSTALL_DOES[check]))
+    return _result(check, "fail", "%s is missing and kernel %s cannot load it (not loaded, not built in, no module "
+                   "file under /lib/modules/%s): the install cannot configure it; install the modules package of "
+                   "the running kernel or boot a kernel that has %s" % (name, release, release, name))
+
+
 def judge_host(facts, roles, cfg):
     """Results of the single-host checks for one host's facts."""
     res = []
+    configures = cfg.get("install_configures", DEFAULT_INSTALL_CONFIGURES)
     th = cfg["thresholds"]
     cpus = facts.get("cpus") or 0
     lo, rec, role = _need(th, roles, "cpus")
@@ -370,8 +478,13 @@ def judge_host(facts, roles, cfg):
         else:
             res.append(_result("disk", "pass", "%s: %d MiB free" % (d["path"], got["free_mb"])))
     swap = facts.get("swap_mb") or 0
-    res.append(_result("swap", "fail", "swap is on (%d MiB): kubelet refuses to start; run `swapoff -a` and "
-                       "remove swap from /etc/fstab" % swap) if swap else _result("swap", "pass", "swap off"))
+    if not swap:
+        res.append(_result("swap", "pass", "swap off"))
+    elif "swap" in configures:
+        res.append(_result("swap", "install", "swap is on (%d MiB): %s" % (swap, INSTALL_DOES["swap"])))
+    else:
+        res.append(_result("swap", "fail", "swap is on (%d MiB): kubelet refuses to start; run `swapoff -a` and "
+                           "remove swap from /etc/fstab" % swap))
     wanted = sorted({p for r in roles for p in cfg["ports"].get(r, [])})
     listening = facts.get("listening") or {}
     busy = []
@@ -392,15 +505,19 @@ def judge_host(facts, roles, cfg):
             "; held by our own components: %s" % ", ".join(own) if own else "")))
     k = facts.get("kernel") or {}
     res.append(_result("bridge_netfilter", "pass", "bridge netfilter available") if k.get("bridge_netfilter")
-               else _result("bridge_netfilter", "fail", "bridge netfilter missing: `modprobe br_netfilter` and "
-                            "add it to /etc/modules-load.d"))
+               else _needed_module("bridge_netfilter", k, configures, "bridge netfilter missing: `modprobe br_netfilter` "
+                                   "and add it to /etc/modules-load.d"))
     res.append(_result("overlayfs", "pass", "overlayfs available") if k.get("overlayfs")
-               else _result("overlayfs", "fail", "overlayfs missing: `modprobe overlay` (containerd needs it)"))
+               else _needed_module("overlayfs", k, configures, "overlayfs missing: `modprobe overlay` (containerd needs "
+                                   "it)"))
     if k.get("ip_forward"):
         res.append(_result("ip_forward", "pass", "net.ipv4.ip_forward=1"))
+    elif "ip_forward" in configures:
+        res.append(_result("ip_forward", "install", "net.ipv4.ip_forward is off: %s" % INSTALL_DOES["ip_forward"]))
     else:
-        res.append(_result("ip_forward", "warn", "net.ipv4.ip_forward is off; the install turns it on "
-                           "(sysctl net.ipv4.ip_forward=1) - make sure nothing turns it off again"))
+        res.append(_result("ip_forward", "warn", "net.ipv4.ip_forward is off: pod traffic needs it; set "
+                           "net.ipv4.ip_forward=1 (sysctl and /etc/sysctl.d) and make sure nothing turns it off "
+                           "again"))
     labels = {"ipvs": "IPVS (kube-proxy ipvs mode)", "ipip": "IPIP (Calico IPIP encapsulation)",
               "wireguard": "WireGuard (encrypted pod traffic)"}
     for f in KERNEL_FEATURES:
@@ -505,7 +622,7 @@ def apply_ignore(host, results, ignore):
 
 # ---------------------------------------------------------------- report
 
-CELL = {"pass": "ok", "warn": "WARN", "fail": "FAIL", "ignored": "ign"}
+CELL = {"pass": "ok", "install": "fix", "warn": "WARN", "fail": "FAIL", "ignored": "ign"}
 # Short column headers, so the table stays narrow; the legend under it names them.
 SHORT = {
     "cpu": "cpu", "memory": "mem", "disk": "disk", "swap": "swap", "ports": "ports", "bridge_netfilter": "brnf",
@@ -513,14 +630,18 @@ SHORT = {
     "systemd": "sysd", "time_sync": "time", "distribution": "dist", "hostname": "name", "machine_id": "mid",
     "reachability": "reach",
 }
-RANK = {"pass": 0, "ignored": 1, "warn": 2, "fail": 3}
+RANK = {"pass": 0, "install": 1, "ignored": 2, "warn": 3, "fail": 4}
 
 
 def summarise(results_by_host):
-    """{"failed": [(host, check, message)], "warnings": [...], "status": {host: {check: status}}}."""
+    """{"failed": [(host, check, message)], "warnings": [...], "install": [...], "status": {host: {check: status}}}.
+
+    ``install`` lists what the install will configure: neither a failure nor a warning.
+    """
     status = {}
     failed = []
     warnings = []
+    install = []
     for h in sorted(results_by_host):
         status[h] = {}
         for r in results_by_host[h]:
@@ -531,11 +652,13 @@ def summarise(results_by_host):
                 failed.append((h, r["check"], r["message"]))
             elif r["status"] == "warn":
                 warnings.append((h, r["check"], r["message"]))
-    return {"failed": failed, "warnings": warnings, "status": status}
+            elif r["status"] == "install":
+                install.append((h, r["check"], r["message"]))
+    return {"failed": failed, "warnings": warnings, "install": install, "status": status}
 
 
 def render_report(results_by_host):
-    """The report: a host x check table, then one line per failure and warning."""
+    """The report: a host x check table, then one line per failure, warning and what the install configures."""
     s = summarise(results_by_host)
     checks = [c for c in CHECKS if any(c in st for st in s["status"].values())]
     width = max([len("host")] + [len(h) for h in s["status"]])
@@ -545,7 +668,10 @@ def render_report(results_by_host):
     for h, st in s["status"].items():
         lines.append("  ".join([h.ljust(width)] + [CELL.get(st.get(c), "-").ljust(w)
                                                    for c, w in zip(checks, colw)]).rstrip())
-    lines.append("(%s)" % ", ".join("%s=%s" % (SHORT[c], c) for c in checks if SHORT[c] != c))
+    legend = ["%s=%s" % (SHORT[c], c) for c in checks if SHORT[c] != c]
+    if s["install"]:
+        legend.append("%s=the install configures it" % CELL["install"])
+    lines.append("(%s)" % ", ".join(legend))
     if s["failed"]:
         lines.append("")
         lines.append("FAIL (must fix):")
@@ -554,6 +680,10 @@ def render_report(results_by_host):
         lines.append("")
         lines.append("WARN (should fix):")
         lines.extend("  %s %s: %s" % item for item in s["warnings"])
+    if s["install"]:
+        lines.append("")
+        lines.append("FIX (not ready yet, the install configures it; nothing to do):")
+        lines.extend("  %s %s: %s" % item for item in s["install"])
     lines.append("")
     lines.append("preflight: %d host(s), %d failure(s), %d warning(s)"
                  % (len(s["status"]), len(s["failed"]), len(s["warnings"])))

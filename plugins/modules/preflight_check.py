@@ -17,7 +17,11 @@ description:
   - With O(scope=inventory) (run once, on the controller), judges what needs every host at
     once (unique hostnames and machine-ids, reachability) from the host-scope results, and
     returns one report for the whole inventory - a table host x check and one line per
-    failure or warning saying what to do.
+    failure or warning saying what to do, and one line per thing the install configures.
+  - Three outcomes besides pass - V(fail) blocks the install, V(warn) should be fixed, and
+    V(install) means the host is not ready yet but the C(mooring.cluster.install) playbook configures it
+    (swap off, br_netfilter and overlay loaded, forwarding on; see O(install_configures)).
+    V(install) never makes RV(passed) false.
   - Never changes anything on any host. The module itself does not fail on failed checks;
     the P(mooring.cluster.preflight#role) role fails once with the report.
 author:
@@ -75,6 +79,20 @@ options:
     elements: str
     choices: [ipvs, ipip, wireguard]
     default: []
+  install_configures:
+    description:
+      - Checks the install configures (roles/kubeadm turns swap off, loads br_netfilter and
+        overlay, sets the bridge netfilter and forwarding sysctls). Such a check that is not
+        ready gets status V(install) instead of failing (for C(ip_forward), instead of warning).
+      - A kernel module the install needs (br_netfilter, overlay) that is neither loaded,
+        nor built in, nor has a module file for the running kernel under
+        C(/lib/modules/RELEASE) still fails.
+      - Set V([]) when hosts are prepared otherwise (preflight run alone, no install) to make
+        these checks block again. Judged with O(scope=host), validated with O(scope=inventory).
+    type: list
+    elements: str
+    choices: [swap, bridge_netfilter, overlayfs, ip_forward]
+    default: [swap, bridge_netfilter, overlayfs, ip_forward]
   peers:
     description: The other hosts, name to address, whose TCP port O(peer_port) must answer.
     type: dict
@@ -134,10 +152,11 @@ roles:
 checks:
   description:
     - O(scope=host) a list of C({check, status, message}); O(scope=inventory) a mapping
-      of host to such lists, cross-host checks included. C(status) is pass, warn, fail or ignored.
+      of host to such lists, cross-host checks included. C(status) is pass, install (the
+      install configures it), warn, fail or ignored.
   returned: always
   type: raw
-  sample: [{"check": "swap", "status": "fail", "message": "swap is on (2047 MiB): ..."}]
+  sample: [{"check": "swap", "status": "install", "message": "swap is on (2047 MiB): the install turns it off ..."}]
 report:
   description: The report text, a host x check table followed by what to fix.
   returned: scope=inventory
@@ -157,6 +176,11 @@ warnings_found:
   returned: scope=inventory
   type: list
   elements: dict
+configured_by_install:
+  description: Every check not ready yet that the install configures, C({host, check, message}).
+  returned: scope=inventory
+  type: list
+  elements: dict
 failure_lines:
   description: Every failed check as one line, C(HOST CHECK - MESSAGE) (host, check name, colon, message).
   returned: scope=inventory
@@ -168,7 +192,7 @@ summary:
   type: str
   sample: "preflight: 3 host(s), 0 failure(s), 9 warning(s)"
 passed:
-  description: True when no check failed (warnings allowed).
+  description: True when no check failed (warnings and what the install configures allowed).
   returned: scope=inventory
   type: bool
 """
@@ -176,6 +200,8 @@ passed:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.mooring.cluster.plugins.module_utils.preflight import (
+    DEFAULT_INSTALL_CONFIGURES,
+    INSTALL_CONFIGURABLE,
     PreflightError,
     gather,
     host_roles,
@@ -197,6 +223,8 @@ def main():
             "distributions": {"type": "dict"},
             "kernel_features": {"type": "list", "elements": "str", "choices": ["ipvs", "ipip", "wireguard"],
                                 "default": []},
+            "install_configures": {"type": "list", "elements": "str", "choices": list(INSTALL_CONFIGURABLE),
+                                   "default": list(DEFAULT_INSTALL_CONFIGURES)},
             "peers": {"type": "dict", "default": {}},
             "peer_port": {"type": "int", "default": 22},
             "ignore": {"type": "list", "elements": "str", "default": []},
@@ -207,13 +235,14 @@ def main():
     p = module.params
     try:
         cfg = settings(p["thresholds"], p["disks"], p["ports"], p["distributions"], p["kernel_features"],
-                       p["ignore"])
+                       p["ignore"], p["install_configures"])
         if p["scope"] == "inventory":
             results, text, summary = run_inventory(p["hosts"], cfg["ignore"])
             module.exit_json(
                 changed=False, checks=results, report=text, report_lines=text.splitlines(),
                 failures=[{"host": h, "check": c, "message": m} for h, c, m in summary["failed"]],
                 warnings_found=[{"host": h, "check": c, "message": m} for h, c, m in summary["warnings"]],
+                configured_by_install=[{"host": h, "check": c, "message": m} for h, c, m in summary["install"]],
                 failure_lines=["%s %s: %s" % f for f in summary["failed"]],
                 summary=text.splitlines()[-1], passed=not summary["failed"])
         roles = host_roles(p["roles"])

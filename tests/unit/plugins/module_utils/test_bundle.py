@@ -412,9 +412,15 @@ def test_check_mode_predicts_without_writing(tmp_path, sources):
     _src, addons = sources
     assert build(tmp_path, make_lock(addons), check_mode=True)["changed"]
     assert not (tmp_path / "out.bundle").exists() and not (tmp_path / "cache").exists()
-    build(tmp_path, make_lock(addons))
-    assert not build(tmp_path, make_lock(addons), check_mode=True)["changed"]
+    assert "id" not in build(tmp_path, make_lock(addons), check_mode=True)
+    real = build(tmp_path, make_lock(addons))
+    checked = build(tmp_path, make_lock(addons), check_mode=True)
+    assert not checked["changed"]
+    # An unchanged bundle: the check run returns what the real run returned, so the play can go on with it.
+    assert (checked["id"], checked["public_key_path"], checked["sandbox_image"]) == (
+        real["id"], real["public_key_path"], real["sandbox_image"])
     lock = make_lock(addons)
     lock["hash"] = "fedcba9"  # same packages, different lock: bundle.json (and the id) would change
     lock["digest"] = lock_digest(lock)
-    assert build(tmp_path, lock, check_mode=True)["changed"]
+    changed = build(tmp_path, lock, check_mode=True)
+    assert changed["changed"] and "id" not in changed

@@ -297,3 +297,45 @@ def test_check_versions_reads_stderr_too():
     assert hi.check_versions(entries, lambda argv: (0, "", "Kubernetes v1.35.8\n")) == ({"kubelet": "1.35.8"}, [])
     versions, problems = hi.check_versions(entries, lambda argv: (0, "", "Kubernetes v1.34.2\n"))
     assert problems == ["kubelet reports version 1.34.2, the lock says 1.35.8 (Kubernetes v1.34.2)"]
+
+
+# ------------------------------------------------------------------------------------ install plan
+def plan_lock(k8s_artifacts, images=()):
+    lock = lock_with(k8s_artifacts, list(images))
+    lock["addons"]["kubernetes"]["artifacts"][0]["url"] = "https://dl.k8s.io/release/v1.35.8/bin/linux/amd64/kubeadm"
+    lock["addons"]["etcd"] = {"version": "3.5.21", "artifacts": [
+        {"name": "etcd", "kind": "archive", "arch": "amd64", "dest": "etcd-v3.5.21-linux-amd64.tar.gz",
+         "url": "https://github.com/etcd-io/etcd/releases/download/v3.5.21/etcd-v3.5.21-linux-amd64.tar.gz"}]}
+    lock["addons"]["containerd"] = {"version": "2.1.4", "artifacts": [
+        {"name": "containerd", "kind": "archive", "arch": "amd64", "dest": "containerd-2.1.4-linux-amd64.tar.gz"},
+        {"name": "runc", "kind": "binary", "arch": "amd64", "dest": "runc.amd64"},
+        {"name": "runc", "kind": "binary", "arch": "arm64", "dest": "runc.arm64"}]}
+    return lock
+
+
+def test_install_plan_per_group():
+    lock = plan_lock(["kubeadm", "kubelet", "crictl", "cni-plugins", "kubectl"], CONTROL_PLANE)
+    etcd_only = layout.install_plan(lock, ["etcd"])
+    assert etcd_only == [
+        "install containerd 2.1.4 (containerd-2.1.4-linux-amd64.tar.gz) -> /usr/local/bin/*",
+        "install runc 2.1.4 (runc.amd64) -> /usr/local/sbin/runc",
+        "install etcd 3.5.21 (etcd-v3.5.21-linux-amd64.tar.gz) -> /usr/local/bin/etcd, /usr/local/bin/etcdctl, "
+        "/usr/local/bin/etcdutl (if present)",
+        "etcd 3.5.21 member with mutual TLS (unit etcd.service, data /var/lib/etcd)"]
+    first = layout.install_plan(lock, ["control_plane"], first_control_plane=True)
+    assert not any("etcd" in line for line in first)
+    assert "install kubeadm 1.35.8 (kubeadm) -> /usr/local/bin/kubeadm" in first
+    assert "install cni-plugins 1.35.8 () -> /opt/cni/bin/*" in first
+    assert first[-1] == "kubeadm init"
+    assert layout.install_plan(lock, ["control_plane"])[-1] == "kubeadm join --control-plane"
+    assert layout.install_plan(lock, ["workers"])[-1] == "kubeadm join"
+    # Another architecture's runc is not planned; an arm64 host gets it and no amd64 archive.
+    assert sum("runc" in line for line in first) == 1
+    assert layout.install_plan(lock, ["workers"], arch="arm64")[0] == "install runc 2.1.4 (runc.arm64) -> /usr/local/sbin/runc"
+
+
+def test_install_plan_names_the_boundary():
+    lock = plan_lock(["cni-plugins", "kubectl"], ["registry.k8s.io/pause:3.10.1"])
+    assert layout.install_plan(lock, ["workers"])[-1] == (
+        "stop at the kubeadm boundary: the lock carries no kubeadm, kubelet, crictl, kube-apiserver, "
+        "kube-controller-manager, kube-scheduler")

@@ -88,6 +88,9 @@ def status_of(results, check):
 
 
 CFG = pf.settings()
+FIX_HEADER = "FIX (not ready yet, the install configures it; nothing to do):"
+# The old behaviour: the install configures nothing (hosts prepared otherwise).
+CFG_BLOCKING = pf.settings(install_configures=[])
 
 
 # ---------------------------------------------------------------- gather
@@ -144,6 +147,105 @@ def test_gather_detects_v1_swap_and_modules(tmp_path):
     assert f["time_sync"] is None  # no way to run timedatectl
 
 
+# A fresh VM: br_netfilter and overlay not loaded, forwarding off, swap on.
+FRESH = {
+    "proc/swaps": "Filename\tType\tSize\tUsed\tPriority\n/swap.img file 524284 0 -2\n",
+    "proc/sys/net/bridge/bridge-nf-call-iptables": None,
+    "proc/sys/net/ipv4/ip_forward": "0\n",
+    "proc/filesystems": "nodev\tsysfs\n",
+}
+MODULES_DEP = ("kernel/net/bridge/bridge.ko.zst: kernel/net/802/stp.ko.zst kernel/net/llc/llc.ko.zst\n"
+               "kernel/net/bridge/br_netfilter.ko.zst: kernel/net/bridge/bridge.ko.zst kernel/net/802/stp.ko.zst\n"
+               "kernel/fs/overlayfs/overlay.ko.xz:\n")
+
+
+def test_gather_finds_loadable_builtin_and_loaded_modules(tmp_path):
+    root = fake_host(tmp_path / "dep", **FRESH, **{"lib/modules/6.1.0-test/modules.dep": MODULES_DEP})
+    mods = pf.gather(root=root)["kernel"]["modules"]
+    assert mods == {"br_netfilter": {"loaded": False, "builtin": False, "loadable": True},
+                    "overlay": {"loaded": False, "builtin": False, "loadable": True}}
+    root = fake_host(tmp_path / "builtin", **FRESH, **{
+        "lib/modules/6.1.0-test/modules.builtin": "kernel/fs/overlayfs/overlay.ko\nkernel/net/bridge/bridge.ko\n",
+        "lib/modules/6.1.0-test/modules.dep": "",
+        "proc/modules": "br_netfilter 32768 0 - Live 0x0\nbridge 1 1 br_netfilter, Live 0x0\n"})
+    mods = pf.gather(root=root)["kernel"]["modules"]
+    assert mods == {"br_netfilter": {"loaded": True, "builtin": False, "loadable": False},
+                    "overlay": {"loaded": False, "builtin": True, "loadable": False}}
+    # no modules.dep: the module files themselves; other kernels' modules do not count
+    root = fake_host(tmp_path / "files", **FRESH, **{
+        "lib/modules/6.1.0-test/kernel/net/bridge/br_netfilter.ko.xz": "",
+        "lib/modules/5.10.0-old/kernel/fs/overlayfs/overlay.ko": "",
+        "lib/modules/5.10.0-old/modules.dep": "kernel/fs/overlayfs/overlay.ko:\n"})
+    mods = pf.gather(root=root)["kernel"]["modules"]
+    assert mods["br_netfilter"]["loadable"] and not mods["overlay"]["loadable"]
+    # no /lib/modules at all (the lab kernel): nothing loadable
+    mods = pf.gather(root=fake_host(tmp_path / "none", **FRESH))["kernel"]["modules"]
+    assert not any(v for m in mods.values() for v in m.values())
+
+
+def test_fresh_vm_is_configured_by_the_install_not_failed(tmp_path):
+    root = fake_host(tmp_path, **FRESH, **{"lib/modules/6.1.0-test/modules.dep": MODULES_DEP})
+    res = by_check(pf.judge_host(pf.gather(root=root), ["workers"], CFG))
+    for check in ("swap", "bridge_netfilter", "overlayfs", "ip_forward"):
+        assert [r["status"] for r in res[check]] == ["install"], res[check]
+    assert res["swap"][0]["message"] == ("swap is on (511 MiB): the install turns it off (swapoff -a) and comments "
+                                         "it out in /etc/fstab (kubelet failSwapOn)")
+    assert "modprobe br_netfilter" in res["bridge_netfilter"][0]["message"]
+    assert "bridge-nf-call-iptables=1" in res["bridge_netfilter"][0]["message"]
+    assert "modprobe overlay" in res["overlayfs"][0]["message"]
+    assert "net.ipv4.ip_forward=1" in res["ip_forward"][0]["message"]
+    # the same host with install_configures []: the old blocking behaviour
+    res = pf.judge_host(pf.gather(root=root), ["workers"], CFG_BLOCKING)
+    assert [status_of(res, c) for c in ("swap", "bridge_netfilter", "overlayfs", "ip_forward")] == \
+        ["fail", "fail", "fail", "warn"]
+
+
+def test_swap_on_is_configured_by_the_install():
+    r = by_check(pf.judge_host(good_facts(swap_mb=512), ["workers"], CFG))["swap"][0]
+    assert r["status"] == "install"
+    assert r["message"].startswith("swap is on (512 MiB): the install turns it off (swapoff -a) and comments it out "
+                                   "in /etc/fstab")
+    merged, _t, summary = pf.run_inventory(registered(a=good_facts(swap_mb=512)))
+    assert summary["failed"] == [] and summary["warnings"] == []
+    assert [(h, c) for h, c, _m in summary["install"]] == [("a", "swap")]
+
+
+def test_swap_on_fails_when_the_install_configures_nothing():
+    r = by_check(pf.judge_host(good_facts(swap_mb=512), ["workers"], CFG_BLOCKING))["swap"][0]
+    assert r["status"] == "fail" and "kubelet refuses to start" in r["message"]
+    cfg = pf.settings(install_configures=["bridge_netfilter"])  # only what is listed
+    assert status_of(pf.judge_host(good_facts(swap_mb=512), ["workers"], cfg), "swap") == "fail"
+
+
+def _kernel(**modules):
+    k = dict(good_facts()["kernel"], bridge_netfilter=False, overlayfs=False, release="6.1.0-test")
+    k["modules"] = {name: dict({"loaded": False, "builtin": False, "loadable": False}, **state)
+                    for name, state in modules.items()}
+    return k
+
+
+def test_br_netfilter_not_loaded_but_loadable_is_configured_by_the_install():
+    k = _kernel(br_netfilter={"loadable": True}, overlay={"loadable": True})
+    res = pf.judge_host(good_facts(kernel=k), ["workers"], CFG)
+    assert status_of(res, "bridge_netfilter") == "install"
+    assert status_of(res, "overlayfs") == "install"
+    assert status_of(pf.judge_host(good_facts(kernel=k), ["workers"], CFG_BLOCKING), "bridge_netfilter") == "fail"
+
+
+def test_br_netfilter_not_loadable_fails_even_when_the_install_configures_it():
+    k = _kernel(br_netfilter={}, overlay={})
+    res = by_check(pf.judge_host(good_facts(kernel=k), ["workers"], CFG))
+    r = res["bridge_netfilter"][0]
+    assert r["status"] == "fail"
+    assert "kernel 6.1.0-test cannot load it" in r["message"] and "/lib/modules/6.1.0-test" in r["message"]
+    assert res["overlayfs"][0]["status"] == "fail" and "overlay" in res["overlayfs"][0]["message"]
+    # loaded (or built in) and still missing: loading it again will not help
+    for state in ({"loaded": True}, {"builtin": True, "loadable": True}):
+        k = _kernel(br_netfilter=state, overlay={"loadable": True})
+        r = by_check(pf.judge_host(good_facts(kernel=k), ["workers"], CFG))["bridge_netfilter"][0]
+        assert r["status"] == "fail" and "/proc/sys/net/bridge/bridge-nf-call-iptables is missing" in r["message"]
+
+
 def test_parse_listening_only_listen_state():
     assert pf.parse_listening(TCP) == {22: "1111", 2371: "2222"}
 
@@ -185,7 +287,8 @@ def test_disk_checks_follow_roles_and_thresholds():
 
 
 def test_swap_fails():
-    r = by_check(pf.judge_host(good_facts(swap_mb=2048), ["workers"], CFG))["swap"][0]
+    # install_configures [] (was: the default): swap on blocks only when the install is not to turn it off
+    r = by_check(pf.judge_host(good_facts(swap_mb=2048), ["workers"], CFG_BLOCKING))["swap"][0]
     assert r["status"] == "fail" and "swapoff -a" in r["message"]
 
 
@@ -213,7 +316,9 @@ def test_required_kernel_features_fail():
     res = pf.judge_host(good_facts(kernel=k), ["workers"], CFG)
     assert status_of(res, "bridge_netfilter") == "fail"
     assert status_of(res, "overlayfs") == "fail"
-    assert status_of(res, "ip_forward") == "warn"
+    # was "warn": forwarding off is now what the install configures (and warns with install_configures [])
+    assert status_of(res, "ip_forward") == "install"
+    assert status_of(pf.judge_host(good_facts(kernel=k), ["workers"], CFG_BLOCKING), "ip_forward") == "warn"
 
 
 @pytest.mark.parametrize("over,check,status", [
@@ -247,6 +352,15 @@ def test_settings_merge_and_validate():
     assert isinstance(exc.value, MooringError)
 
 
+def test_settings_install_configures():
+    assert CFG["install_configures"] == ["swap", "bridge_netfilter", "overlayfs", "ip_forward"]
+    assert CFG_BLOCKING["install_configures"] == []
+    assert pf.settings(install_configures=["ip_forward"])["install_configures"] == ["ip_forward"]
+    with pytest.raises(pf.PreflightError) as exc:
+        pf.settings(install_configures=["swap", "cpu"])
+    assert "install_configures: 'cpu'" in str(exc.value) and "'swap'" not in str(exc.value)
+
+
 def test_host_roles():
     assert pf.host_roles(["etcd", "control_plane", "other"]) == ["control_plane", "etcd"]
     assert pf.host_roles([]) == ["workers"]
@@ -254,13 +368,14 @@ def test_host_roles():
 
 # ---------------------------------------------------------------- inventory
 
-def registered(**hosts):
+def registered(cfg=None, **hosts):
+    cfg = CFG if cfg is None else cfg
     out = {}
     for name, facts in hosts.items():
         if isinstance(facts, str):
             out[name] = {"unreachable": True, "msg": facts}
         else:
-            out[name] = {"facts": facts, "checks": pf.judge_host(facts, ["workers"], CFG), "changed": False}
+            out[name] = {"facts": facts, "checks": pf.judge_host(facts, ["workers"], cfg), "changed": False}
     return out
 
 
@@ -294,7 +409,8 @@ def test_reachability_and_unreachable_host():
 def test_ignore_list_per_check_and_per_host():
     a = good_facts(hostname="h1", machine_id="1" * 32, swap_mb=100)
     b = good_facts(hostname="h2", machine_id="1" * 32, swap_mb=100)
-    merged, text, summary = pf.run_inventory(registered(a=a, b=b), ignore=["machine_id", "a:swap"])
+    # swap on blocks with install_configures [] (with the default it is "install", which ignore leaves alone)
+    merged, text, summary = pf.run_inventory(registered(CFG_BLOCKING, a=a, b=b), ignore=["machine_id", "a:swap"])
     assert [(h, c) for h, c, _m in summary["failed"]] == [("b", "swap")]
     ign = [r for r in merged["a"] if r["status"] == "ignored"]
     assert {r["check"] for r in ign} == {"machine_id", "swap"}
@@ -315,6 +431,41 @@ def test_report_table_is_host_by_check():
     assert len(row_a) == len(header)
     assert lines[-1] == "preflight: 2 host(s), 0 failure(s), 1 warning(s)"
     assert summary["status"]["a"]["cpu"] == "warn"
+
+
+def test_report_shows_what_the_install_configures():
+    k = _kernel(br_netfilter={"loadable": True}, overlay={"loadable": True})
+    a = good_facts(hostname="h1", machine_id="1" * 32, swap_mb=512, kernel=dict(k, ip_forward=False))
+    b = good_facts(hostname="h2", machine_id="2" * 32)
+    merged, text, summary = pf.run_inventory(registered(a=a, b=b), ignore=["swap"])
+    lines = text.splitlines()
+    header = lines[0].split()
+    row_a = dict(zip(header, lines[2].split()))
+    assert [row_a[c] for c in ("swap", "brnf", "ovl", "fwd")] == ["fix"] * 4
+    assert set(lines[3].split()[1:]) == {"ok"}
+    assert "fix=the install configures it" in lines[4]
+    section = lines.index(FIX_HEADER)
+    assert lines[section + 1:section + 5] == ["  a %s: %s" % (c, m) for h, c, m in summary["install"]]
+    assert lines[section + 1].startswith("  a swap: swap is on (512 MiB): the install turns it off (swapoff -a)")
+    assert [c for _h, c, _m in summary["install"]] == ["swap", "bridge_netfilter", "overlayfs", "ip_forward"]
+    # not a failure, not a warning, not "ignored" (ignore only touches warn/fail); the summary keeps its format
+    assert summary["failed"] == [] and summary["warnings"] == []
+    assert not any(ln.startswith(("FAIL", "WARN")) for ln in lines)
+    assert summary["status"]["a"]["swap"] == "install"
+    assert [r["status"] for r in merged["a"] if r["check"] == "swap"] == ["install"]
+    assert lines[-1] == "preflight: 2 host(s), 0 failure(s), 0 warning(s)"
+    # with a real failure too, both sections, FAIL first
+    c = good_facts(hostname="h3", machine_id="3" * 32, swap_mb=1, cpus=0)
+    _m, text, summary = pf.run_inventory(registered(a=a, c=c))
+    lines = text.splitlines()
+    assert lines.index("FAIL (must fix):") < lines.index(FIX_HEADER)
+    assert {(h, ch) for h, ch, _m in summary["install"]} >= {("a", "swap"), ("c", "swap")}
+    assert [(h, ch) for h, ch, _m in summary["failed"]] == [("c", "cpu")]
+
+
+def test_no_install_section_when_nothing_to_configure():
+    _m, text, summary = pf.run_inventory(registered(a=good_facts()))
+    assert summary["install"] == [] and "FIX" not in text and "fix" not in text.split()
 
 
 def test_inputs_not_mutated():
@@ -344,6 +495,9 @@ def test_report_lists_every_failure_and_one_row_per_host(results_by_host):
     warns = [(h, r["check"]) for h, rs in results_by_host.items() for r in rs if r["status"] == "warn"]
     assert sorted((h, c) for h, c, _m in summary["failed"]) == sorted(fails)
     assert len(summary["warnings"]) == len(warns)
+    installs = [(h, r["check"]) for h, rs in results_by_host.items() for r in rs if r["status"] == "install"]
+    assert sorted((h, c) for h, c, _m in summary["install"]) == sorted(installs)
+    assert (lines.count(FIX_HEADER) == 1) == bool(installs)
     assert lines[-1] == "preflight: %d host(s), %d failure(s), %d warning(s)" % (
         len(results_by_host), len(fails), len(warns))
     rows = [ln.split()[0] for ln in lines[2:2 + len(results_by_host)]]
