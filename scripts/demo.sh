@@ -11,7 +11,7 @@ cd "$ROOT"
 export MOORING_CACHE_DIR=${MOORING_CACHE_DIR:-/var/cache/mooring}
 export MOORING_MIRROR_DIR=${MOORING_MIRROR_DIR:-$MOORING_CACHE_DIR/mirror}
 LAB=${DEMO_LAB:-demo}
-W=.work/demo           # everything the demo writes, relative to where it runs (as a user's files)
+W=.work/$LAB            # everything the demo writes, relative to where it runs (as a user's files)
 lab() { python3 tests/lab/lab.py "$@"; }
 declare -a TIMES=()
 stage() { TIMES+=("$1 $(($SECONDS - $2))s"); echo "::: $1 done in $(($SECONDS - $2))s"; }

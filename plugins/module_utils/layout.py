@@ -22,6 +22,7 @@ import hashlib
 import posixpath
 import re
 import tarfile
+import zlib
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
 
@@ -131,33 +132,38 @@ def plan_install(artifact, path, sha256=None, size=None, addon_version=None):
 
 
 def _plan_archive(rule, path, label):
+    # One streaming pass: every regular member is digested as it goes by (a compressed archive is
+    # decompressed once; random access would decompress it again for every seek back).
+    digests = {}
     try:
-        tar = tarfile.open(path, "r:*")  # noqa: SIM115 - closed by the with below
-    except (tarfile.TarError, OSError) as exc:
+        with tarfile.open(path, "r|*") as tar:
+            for member in tar:
+                if member.isfile():
+                    sha, size = _digest_member(tar, member)
+                    digests[_member_name(member.name)] = (member, sha, size)
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
         raise LayoutError("%s: not a readable release archive: %s" % (label, exc)) from None
+    names = {n: v[0] for n, v in digests.items()}
+    for want in rule.get("require", []):
+        if want not in names:
+            raise LayoutError("%s: member %s is missing; this is not the upstream release layout (members: %s)"
+                              % (label, want, ", ".join(sorted(names)[:20])))
     files = []
     seen = set()
-    with tar:
-        members = [m for m in tar.getmembers() if m.isfile()]
-        names = {_member_name(m.name): m for m in members}
-        for want in rule.get("require", []):
-            if want not in names:
-                raise LayoutError("%s: member %s is missing; this is not the upstream release layout (members: %s)"
-                                  % (label, want, ", ".join(sorted(names)[:20])))
-        for spec in rule["members"]:
-            matched = [n for n in sorted(names) if fnmatch.fnmatchcase(n, spec["match"])]
-            if spec.get("executable"):
-                matched = [n for n in matched if names[n].mode & 0o111 and "/" not in n]
-            if not matched and not spec.get("optional"):
-                raise LayoutError("%s: no member matches %s; this is not the upstream release layout (members: %s)"
-                                  % (label, spec["match"], ", ".join(sorted(names)[:20])))
-            for n in matched:
-                dest = spec["dest"] + posixpath.basename(n) if spec["dest"].endswith("/") else spec["dest"]
-                if dest in seen:
-                    raise LayoutError("%s: two members would install as %s" % (label, dest))
-                seen.add(dest)
-                sha, size = _digest_member(tar, names[n])
-                files.append({"member": names[n].name, "dest": dest, "mode": "0755", "sha256": sha, "size": size})
+    for spec in rule["members"]:
+        matched = [n for n in sorted(names) if fnmatch.fnmatchcase(n, spec["match"])]
+        if spec.get("executable"):
+            matched = [n for n in matched if names[n].mode & 0o111 and "/" not in n]
+        if not matched and not spec.get("optional"):
+            raise LayoutError("%s: no member matches %s; this is not the upstream release layout (members: %s)"
+                              % (label, spec["match"], ", ".join(sorted(names)[:20])))
+        for n in matched:
+            dest = spec["dest"] + posixpath.basename(n) if spec["dest"].endswith("/") else spec["dest"]
+            if dest in seen:
+                raise LayoutError("%s: two members would install as %s" % (label, dest))
+            seen.add(dest)
+            member, sha, size = digests[n]
+            files.append({"member": member.name, "dest": dest, "mode": "0755", "sha256": sha, "size": size})
     return files
 
 

@@ -424,3 +424,19 @@ def test_check_mode_predicts_without_writing(tmp_path, sources):
     lock["digest"] = lock_digest(lock)
     changed = build(tmp_path, lock, check_mode=True)
     assert changed["changed"] and "id" not in changed
+
+
+def test_one_manifest_listed_per_architecture_is_stored_once_and_other_bytes_are_refused(tmp_path, sources):
+    src, _addons = sources
+    per_arch = [dict(artifact(src / "manifest.yaml", "cm", kind="manifest"), arch=arch) for arch in ("amd64", "arm64")]
+    lock = make_lock({"cm": {"version": "1.0.0", "category": "other", "artifacts": per_arch, "images": [],
+                             "packages": {}}})
+    result = build(tmp_path, lock)
+    pub = b.read_public_key(str(tmp_path / "k" / "s.pub"))
+    assert b.verify_bundle(str(tmp_path / "out.bundle"), pub)["id"] == result["id"]
+    (src / "other.yaml").write_text("apiVersion: v1\nkind: Secret\n")
+    other = dict(artifact(src / "other.yaml", "cm", kind="manifest"), arch="arm64", dest="manifest.yaml")
+    lock = make_lock({"cm": {"version": "1.0.1", "category": "other", "artifacts": [per_arch[0], other], "images": [],
+                             "packages": {}}})
+    with pytest.raises(b.BundleError, match="would both be stored as cm/manifests/manifest.yaml"):
+        build(tmp_path, lock, out="other.bundle")

@@ -522,10 +522,6 @@ def test_manifest_addons_of_a_single_arch_lock_bundle(world, tmp_path):
     assert summary["installs"] == [] and summary["binaries"] == [] and summary["archives"] == []
 
 
-@pytest.mark.xfail(strict=True, raises=b.BundleError,
-                   reason="BUG: a multi-arch lock lists each arch-independent manifest once per architecture "
-                          "(catalog.addon_contents) and the bundle stores manifests without the arch "
-                          "(bundle._artifact_relpath): 'two artifacts would both be stored as calico/manifests/calico.yaml'")
 def test_manifest_addons_of_a_multi_arch_lock_bundle(world):
     lock = world["lock"]
     assert lock["architectures"] == ["amd64", "arm64"]
