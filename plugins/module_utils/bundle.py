@@ -607,28 +607,26 @@ class PackageCache(object):
     def _build_in(self, work, name, addon, inputs, key, distro, progress, counter, apt_download):
         progress = progress or _Progress(None)
         files = []
-        seen = set()
+        seen = {}  # path in the package -> sha256
 
         def add_file(rel, sha, size, **extra):
             if rel in seen:
                 raise BundleError("add-on %s: two artifacts would both be stored as %s; give one a distinct 'dest'"
                                   % (name, rel))
-            seen.add(rel)
+            seen[rel] = sha
             entry = {"path": rel, "size": size, "sha256": sha}
             entry.update({k: v for k, v in extra.items() if v is not None})
             files.append(entry)
 
         tofu = []
         installs = []
-        stored = {}
         for artifact in addon.get("artifacts") or []:
             rel = _artifact_relpath(name, artifact)
             expected = (artifact.get("sha256") or "").lower()
-            if rel in stored and expected and stored[rel] == expected:
+            if expected and seen.get(rel) == expected:
                 # One file listed once per architecture (an arch-independent manifest or chart in a
                 # lock for several architectures): the same bytes, stored once.
                 continue
-            stored[rel] = expected
             target = os.path.join(work, rel)
             os.makedirs(os.path.dirname(target), exist_ok=True)
             label = "%s/%s (%s)" % (name, artifact.get("name"), artifact.get("arch") or "all")
