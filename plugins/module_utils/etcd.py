@@ -58,6 +58,16 @@ def client_argument_spec():
     }
 
 
+def gate_argument_spec():
+    """Module options of a health gate's settle window (documented by the mooring.cluster.etcd_gate fragment)."""
+    return {
+        "checks": {"type": "int", "default": 1},
+        "interval": {"type": "int", "default": 2},
+        "min_uptime": {"type": "int", "default": 0},
+        "timeout": {"type": "int", "default": 0},
+    }
+
+
 def client_args(endpoints, cacert, cert, key, etcdctl="etcdctl", command_timeout=None, dial_timeout=None):
     """``etcdctl`` with endpoints and client TLS. ``endpoints``: a URL or a list of them."""
     if isinstance(endpoints, str):
@@ -219,6 +229,7 @@ def parse_status(stdout):
             "is_leader": st.get("leader") is not None and st.get("leader") == header.get("member_id"),
             "db_size": st.get("dbSize"),
             "revision": header.get("revision"),
+            "raft_index": st.get("raftIndex"),
         })
     return out
 
@@ -344,6 +355,37 @@ class GatewayClient:
     def range(self, key):
         return self.call("/v3/kv/range", {"key": b64(key)})
 
+    def timetolive(self, lease):
+        return self.call("/v3/lease/timetolive", {"ID": str(lease)})
+
+
+def process_starts(urls, cacert, cert, key, timeout=3.0):
+    """``{client URL: start time of that member's process (epoch seconds)}`` from each member's
+    ``/metrics`` (``process_start_time_seconds``) over mutual TLS; members that do not answer are left out."""
+    import http.client
+
+    context = GatewayClient(urls or ["https://127.0.0.1:2379"], cacert, cert, key).context
+    out = {}
+    for url in urls:
+        parts = urlsplit(url)
+        conn = http.client.HTTPSConnection(parts.hostname, parts.port or 2379, timeout=timeout, context=context)
+        try:
+            netguard.check(parts.hostname)
+            conn.request("GET", "/metrics")
+            resp = conn.getresponse()
+            text = resp.read().decode("utf-8", "replace")
+            if resp.status != 200:
+                continue
+            for line in text.splitlines():
+                if line.startswith("process_start_time_seconds "):
+                    out[url] = float(line.split()[1])
+                    break
+        except (OSError, ssl.SSLError, ValueError, http.client.HTTPException):
+            continue
+        finally:
+            conn.close()
+    return out
+
 
 def lock_key(name, prefix=LOCK_PREFIX):
     if not name or "/" in name:
@@ -394,22 +436,30 @@ def acquire_lock(client, name, holder, ttl=3600, timeout=0, poll=2.0, prefix=LOC
             continue
         waited = clock() - start
         if waited >= timeout:
-            raise LockHeldError("cluster lock %r is held by %r; waited %ds for it to be released (its lease expires "
-                                "on its own if that run died). Try again later or release it with "
-                                "mooring.cluster.cluster_lock state=released holder=%s force=true"
+            raise LockHeldError("cluster lock %r is held by %r; waited %ds for it to be released (a run gives it back "
+                                "when it ends, even when it fails or is killed). Try again later; if that run is gone "
+                                "for good, show and break the lock with the mooring.cluster.cluster_lock playbook "
+                                "(-e lock_action=break -e lock_confirm='%s')"
                                 % (name, current["holder"], int(waited), current["holder"]), holder=current["holder"])
         sleep(min(poll, max(0.1, timeout - waited)))
 
 
-def release_lock(client, name, holder, force=False, prefix=LOCK_PREFIX, check_mode=False):
-    """Give the lock back. Held by someone else: an error unless ``force``. Returns ``{changed, holder}``."""
+def release_lock(client, name, holder, force=False, confirm=None, prefix=LOCK_PREFIX, check_mode=False):
+    """Give the lock back. Held by someone else: an error unless ``force`` and ``confirm`` is that exact
+    holder (breaking a lock names what it breaks). Returns ``{changed, holder}``."""
     key = lock_key(name, prefix)
     current = read_lock(client, name, prefix)
     if current is None:
         return {"changed": False, "holder": None}
-    if current["holder"] != holder and not force:
-        raise LockHeldError("cluster lock %r is held by %r, not by %r; not releasing it (force=true releases it "
-                            "anyway)" % (name, current["holder"], holder), holder=current["holder"])
+    if current["holder"] != holder:
+        if not force:
+            raise LockHeldError("cluster lock %r is held by %r, not by %r; not releasing it (breaking it needs "
+                                "force=true and confirm=<that holder>)" % (name, current["holder"], holder),
+                                holder=current["holder"])
+        if confirm != current["holder"]:
+            raise LockHeldError("cluster lock %r is held by %r; to break it, confirm that exact holder "
+                                "(confirm=%r). Nothing was changed." % (name, current["holder"], current["holder"]),
+                                holder=current["holder"])
     if not check_mode:
         resp = client.txn({
             "compare": [{"key": b64(key), "result": "EQUAL", "target": "VALUE", "value": b64(current["holder"])}],
@@ -420,6 +470,76 @@ def release_lock(client, name, holder, force=False, prefix=LOCK_PREFIX, check_mo
             with contextlib.suppress(EtcdError):  # the key is gone; an expired lease is fine
                 client.revoke(current["lease"])
     return {"changed": True, "holder": current["holder"]}
+
+
+def query_lock(client, name, prefix=LOCK_PREFIX):
+    """``{holder, lease, ttl}`` of the lock (``ttl``: seconds its lease has left), holder None when free."""
+    current = read_lock(client, name, prefix)
+    if current is None:
+        return {"changed": False, "holder": None, "lease": None, "ttl": None}
+    ttl = None
+    if current.get("lease"):
+        with contextlib.suppress(EtcdError, ValueError, TypeError):
+            ttl = int(client.timetolive(current["lease"]).get("TTL"))
+    return {"changed": False, "holder": current["holder"], "lease": current["lease"], "ttl": ttl}
+
+
+def process_started(pid, read=None):
+    """Start time of process ``pid`` in clock ticks since boot (``/proc/PID/stat`` field 22); None if it is gone."""
+    path = "/proc/%d/stat" % pid
+    try:
+        if read:
+            text = read(path)
+        else:
+            with open(path) as f:
+                text = f.read()
+    except (OSError, ValueError):
+        return None
+    # The command name (field 2) is in parentheses and may hold spaces: count fields after its end.
+    fields = text[text.rindex(")") + 2:].split()
+    return int(fields[19])
+
+
+def run_holder(who, where, pid, started, label=""):
+    """The holder string of one run: who and where, and the run (the controller's ansible-playbook process,
+    by pid and start time, so a new run with the same pid is a different run); ``label`` (a job name) first."""
+    run = "%s@%s run %d-%x" % (who, where, pid, started or 0)
+    return "%s (%s)" % (label, run) if label else run
+
+
+def keep_lock(client, name, holder, lease, alive, ttl, prefix=LOCK_PREFIX, poll=1.0, sleep=time.sleep,
+              clock=time.monotonic):
+    """Keep the lock's lease alive while ``alive()`` is true (the run that took it); give the lock back as
+    soon as it turns false (the run ended, failed or was killed without releasing it). Returns why it
+    stopped: ``run ended`` (released) or ``not held`` (released by the run, broken, or expired)."""
+    every = max(1.0, int(ttl) / 3.0)
+    last = clock()
+    while True:
+        if not alive():
+            with contextlib.suppress(EtcdError):
+                release_lock(client, name, holder, prefix=prefix)
+            return "run ended"
+        if clock() - last >= every:
+            try:
+                current = read_lock(client, name, prefix)
+                if current is None or current["holder"] != holder:
+                    return "not held"
+                client.keepalive(lease)
+                last = clock()
+            except EtcdError:
+                pass  # etcd briefly unreachable: try again at the next poll, well within the TTL
+        sleep(poll)
+
+
+def keeper_main(args):
+    """Entry point of the detached process the cluster_lock action starts: ``args`` is a dict with
+    endpoints, cacert, cert, key, name, holder, lease, ttl, prefix, pid, started."""
+    client = GatewayClient(args["endpoints"], args["cacert"], args["cert"], args["key"], timeout=5.0)
+
+    def alive():
+        return process_started(args["pid"]) == args["started"]
+
+    return keep_lock(client, args["name"], args["holder"], args["lease"], alive, args["ttl"], prefix=args["prefix"])
 
 
 # ---------------------------------------------------------------------------------------
@@ -447,7 +567,7 @@ def check_health(run, base):
     except EtcdError as exc:
         return {"total": 0, "healthy": 0, "quorum": 0, "has_quorum": False, "all_healthy": False,
                 "can_lose_one": False, "unhealthy": [], "members": [], "health": [], "error": str(exc),
-                "versions": {}, "revisions": {}, "healthy_members": []}
+                "versions": {}, "revisions": {}, "raft_indexes": {}, "healthy_members": []}
     rc, out, err = run(endpoint_health_cmd(base, cluster=True))
     try:
         health = parse_health(out)
@@ -462,34 +582,168 @@ def check_health(run, base):
         status = []
     summary["versions"] = {s["endpoint"]: s["version"] for s in status if s.get("endpoint")}
     summary["revisions"] = {s["endpoint"]: s["revision"] for s in status if s.get("endpoint")}
+    summary["raft_indexes"] = {s["endpoint"]: s["raft_index"] for s in status if s.get("endpoint")}
     healthy_urls = {e["endpoint"] for e in health if e["health"]}
     summary["healthy_members"] = [m["name"] for m in members if healthy_urls & set(m["client_urls"])]
     return summary
 
 
-def wait_health(run, base, require="all", expected=None, timeout=0, interval=2.0, sleep=time.sleep,
-                clock=time.monotonic):
-    """Poll :func:`check_health` until ``require`` (``all`` or ``quorum``) holds (and the member count
-    equals ``expected`` when given) or ``timeout`` seconds pass; then raise :class:`EtcdError`."""
+GATE_KEY = "/mooring/health/gate"
+# How many of the latest looks a failed gate describes.
+GATE_HISTORY = 6
+
+
+def _member_url(member, urls):
+    """The first of ``urls`` that is one of the member's client URLs (None if none)."""
+    for url in member["client_urls"]:
+        if url in urls:
+            return url
+    return None
+
+
+def _look(run, base, write, starts):
+    """One look for a gate: a write first (so every live member's raft index must move), then
+    :func:`check_health`, then each member's process start time when ``starts`` is given.
+    Returns the state with ``seen``: ``{name: {up, raft_index, start}}``."""
+    write_error = ""
+    if write:
+        rc, out, err = run(base + ["put", GATE_KEY, "%.3f" % time.time()])
+        if rc != 0:
+            write_error = "a write failed: %s" % (err or out).strip()[:200]
+    state = check_health(run, base)
+    healthy = {e["endpoint"] for e in state["health"] if e["health"]}
+    start_of = starts([u for m in state["members"] for u in m["client_urls"]]) if starts else {}
+    seen = {}
+    for m in state["members"]:
+        url = _member_url(m, healthy)
+        status_url = _member_url(m, state["raft_indexes"])
+        seen[m["name"] or m["id_hex"]] = {
+            "up": url is not None,
+            "raft_index": state["raft_indexes"].get(status_url) if status_url else None,
+            "start": next((start_of[u] for u in m["client_urls"] if start_of.get(u)), None),
+        }
+    state["seen"] = seen
+    state["write_error"] = write_error
+    return state
+
+
+def _judge(state, previous, exclude, expected, min_uptime, now, wrote=False):
+    """What keeps this look from counting towards a settled cluster (empty: nothing)."""
+    problems = []
+    if state["error"] and not state["members"]:
+        problems.append("no quorum (%s)" % state["error"][:200])
+        return problems
+    if state["write_error"]:
+        problems.append(state["write_error"])
+    if expected is not None and state["total"] != int(expected):
+        problems.append("%d members in the member list, expected %s" % (state["total"], expected))
+    for name, m in sorted(state["seen"].items()):
+        if name == exclude:
+            continue
+        before = (previous or {}).get("seen", {}).get(name) or {}
+        if not m["up"]:
+            problems.append("%s down" % name)
+            continue
+        if before.get("start") and m["start"] and abs(m["start"] - before["start"]) > 0.5:
+            problems.append("%s restarted" % name)
+        elif min_uptime and m["start"] and now - m["start"] < min_uptime:
+            problems.append("%s up only %.0f s" % (name, max(0, now - m["start"])))
+        if (wrote and previous is not None and m["raft_index"] is not None and before.get("raft_index") is not None
+                and m["raft_index"] <= before["raft_index"]):
+            problems.append("%s raft index stuck at %s" % (name, m["raft_index"]))
+    others = [m for name, m in state["seen"].items() if name != exclude]
+    if exclude is not None and state["total"] > 1 and sum(1 for m in others if m["up"]) < quorum(state["total"]):
+        problems.append("without %s, %d of %d members are healthy; quorum needs %d"
+                        % (exclude, sum(1 for m in others if m["up"]), state["total"], quorum(state["total"])))
+    return problems
+
+
+def describe_looks(looks, exclude=None, last=GATE_HISTORY):
+    """One line on what went wrong in the ``last`` looks, member by member:
+    ``etcd-3 flapped: down 4 of the last 6 checks, restarted 2 times``."""
+    looks = looks[-last:]
+    names = sorted({n for st in looks for n in st.get("seen", {})} - {exclude})
+    parts = []
+    for name in names:
+        ups = [st["seen"][name]["up"] for st in looks if name in st.get("seen", {})]
+        down = ups.count(False)
+        starts = [st["seen"][name]["start"] for st in looks if name in st.get("seen", {}) and st["seen"][name]["start"]]
+        restarts = sum(1 for a, b in zip(starts, starts[1:]) if abs(b - a) > 0.5)
+        if not down and not restarts:
+            continue
+        if down == len(ups):
+            parts.append("%s down in all of the last %d checks" % (name, len(ups)))
+        else:
+            verb = "flapped" if down or restarts else "restarted"
+            parts.append("%s %s: down %d of the last %d checks%s" % (
+                name, verb, down, len(ups), ", restarted %d times" % restarts if restarts else ""))
+    if not parts:
+        problems = []
+        for st in looks:
+            problems.extend(p for p in st.get("problems") or [] if p not in problems)
+        parts.append("; ".join(problems or ["no look at the cluster succeeded"]))
+    return "; ".join(parts)
+
+
+def gate_kwargs(params, check_mode=False):
+    """:func:`wait_health` keyword arguments from a module's ``gate_argument_spec`` and client options.
+    In check mode the gate does not write its key (and so does not ask raft indexes to advance)."""
+    settle = params["checks"] > 1 or params["min_uptime"] > 0
+
+    def starts(urls):
+        return process_starts(urls, params["cacert"], params["cert"], params["key"])
+
+    return {"checks": params["checks"], "interval": params["interval"], "min_uptime": params["min_uptime"],
+            "timeout": params["timeout"], "starts": starts if settle else None,
+            "write": params["checks"] > 1 and not check_mode}
+
+
+def wait_health(run, base, require="all", expected=None, timeout=0, interval=2.0, exclude=None, checks=1,
+                min_uptime=0, starts=None, write=None, sleep=time.sleep, clock=time.monotonic, now=time.time):
+    """Poll the cluster until it is healthy enough, ``checks`` looks in a row, or ``timeout`` seconds pass;
+    then raise :class:`EtcdError` naming what happened.
+
+    ``require``: ``all`` - every member (but ``exclude``) healthy; ``quorum`` - a majority healthy.
+    ``expected``: the member list must have this many members. ``exclude``: the member about to be
+    restarted - it may be down, and the others must hold quorum without it. With ``checks`` > 1 (a
+    settle window) every look writes one key first (unless ``write`` is false) and every member's raft
+    index must advance from the look before; with ``starts`` (``urls -> {url: process start, epoch seconds}``) a member that
+    restarted between looks, or has been up less than ``min_uptime`` seconds, breaks the run of good
+    looks: a flapping member cannot slip through a lucky moment.
+    """
     if require not in ("all", "quorum"):
         raise EtcdError("require: %r is not one of all, quorum" % (require,))
     start = clock()
-    attempts = 0
+    looks = []
+    streak = 0
     while True:
-        attempts += 1
-        state = check_health(run, base)
-        ok = state["all_healthy"] if require == "all" else state["has_quorum"]
-        if ok and expected is not None and state["total"] != int(expected):
-            ok = False
-        state["attempts"] = attempts
-        if ok:
+        wrote = checks > 1 if write is None else bool(write)
+        state = _look(run, base, write=wrote, starts=starts)
+        previous = looks[-1] if looks and streak else None
+        if require == "all":
+            problems = _judge(state, previous, exclude, expected, min_uptime, now(), wrote)
+        else:
+            problems = [] if state["has_quorum"] else ["%d of %d members healthy, quorum %d%s" % (
+                state["healthy"], state["total"], state["quorum"],
+                "; " + state["error"] if state["error"] else "")]
+            if not problems and expected is not None and state["total"] != int(expected):
+                problems = ["%d members in the member list, expected %s" % (state["total"], expected)]
+        state["problems"] = problems
+        looks.append(state)
+        streak = 0 if problems else streak + 1
+        state["attempts"] = len(looks)
+        if streak >= max(1, int(checks)):
+            state["looks"] = [{"problems": st["problems"], "seen": st["seen"]} for st in looks[-GATE_HISTORY:]]
+            # What the gate waited out (a member that was down or restarted, then settled): worth reporting.
+            state["incidents"] = (describe_looks(looks, exclude, last=len(looks))
+                                  if require == "all" and any(st["problems"] for st in looks) else "")
             return state
         if clock() - start >= timeout:
-            raise EtcdError("etcd is not healthy enough (require=%s%s): %d of %d members healthy, quorum %d%s%s"
-                            % (require, "" if expected is None else ", expected %s members" % expected,
-                               state["healthy"], state["total"], state["quorum"],
-                               "; unhealthy: " + ", ".join(state["unhealthy"]) if state["unhealthy"] else "",
-                               "; " + state["error"] if state["error"] else ""))
+            what = describe_looks(looks, exclude) if require == "all" else "; ".join(problems)
+            raise EtcdError("etcd is not healthy enough (require=%s%s%s) after %d checks in %ds: %s%s" % (
+                require, "" if expected is None else ", expected %s members" % expected,
+                "" if checks <= 1 else ", %d good checks in a row" % checks, len(looks), int(clock() - start),
+                what, "; unhealthy: " + ", ".join(state["unhealthy"]) if state["unhealthy"] else ""))
         sleep(interval)
 
 

@@ -7,15 +7,20 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: cluster_lock
-short_description: Acquire or release a named cluster lock held in etcd
+short_description: Acquire, release, show or break a named cluster lock held in etcd
 version_added: 0.1.0
 description:
-  - The lock is the key C(<prefix><name>) holding the O(holder) id, bound to an etcd lease with a TTL, taken
-    with one compare-and-swap transaction through etcd's v3 gRPC-JSON gateway over mutual TLS. A crashed
-    holder's lock expires with its lease.
-  - Every rolling playbook of this collection takes it first, so two operators cannot roll the cluster at
-    once. A second acquirer waits up to O(timeout) seconds, then fails naming the holder.
-  - Acquiring a lock already held by the same O(holder) keeps its lease alive and reports no change.
+  - The lock is the key C(<prefix><name>) holding the holder id, bound to an etcd lease with a TTL, taken with one
+    compare-and-swap transaction through etcd's v3 gRPC-JSON gateway over mutual TLS. Runs on the controller.
+  - The holder names one run (O(per_run)) - C(USER@CONTROLLER run PID-START), where PID and START identify the
+    controller's C(ansible-playbook) process - so every task of that run re-enters the lock and any other run,
+    even by the same user on the same controller with the same settings, waits up to O(timeout) seconds and is
+    refused, naming the holder.
+  - A newly taken lock gets a keeper, a detached process on the controller that keeps the lease alive while that
+    C(ansible-playbook) process lives and gives the lock back as soon as it ends - released or not, failed or
+    killed. Only a dead controller leaves the lock to its lease, which then expires within O(ttl) seconds.
+  - O(state=query) shows the holder and the seconds its lease has left; O(state=released) with O(force) breaks
+    another run's lock, only when O(confirm) repeats that exact holder.
 author:
   - Mooring maintainers (@mooring)
 attributes:
@@ -23,6 +28,17 @@ attributes:
     support: full
   diff_mode:
     support: none
+  action:
+    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
+    support: full
+  async:
+    description: Supports being used with the C(async) keyword.
+    support: none
+  platform:
+    description: Target OS/families that can be operated against.
+    platforms: all
+    support: full
+    details: runs on the controller only; the certificate paths are controller paths.
 extends_documentation_fragment:
   - mooring.cluster.attributes
 options:
@@ -31,18 +47,24 @@ options:
     type: str
     default: cluster
   holder:
-    description: Who holds the lock (for example C(user@controller:playbook)).
+    description:
+      - A label for who takes the lock (for example an AWX job name). With O(per_run) the lock is held as
+        C(USER@CONTROLLER run PID-START), prefixed by the label when given: C(LABEL (USER@CONTROLLER run PID-START)).
     type: str
-    required: true
+    default: ""
+  per_run:
+    description: Add the run id to the holder. Without it, two runs with the same holder share the lock.
+    type: bool
+    default: true
   state:
-    description: Whether the lock should be held by O(holder).
+    description: C(acquired) - held by this run; C(released) - not held by it; C(query) - only show who holds it.
     type: str
     default: acquired
-    choices: [acquired, released]
+    choices: [acquired, released, query]
   ttl:
-    description: Lease time-to-live in seconds (at least 5); the lock disappears this long after its holder died.
+    description: Lease time-to-live in seconds (at least 5); the keeper renews it every third of that.
     type: int
-    default: 3600
+    default: 60
   timeout:
     description: Seconds to wait for another holder to release the lock before failing.
     type: int
@@ -52,9 +74,16 @@ options:
     type: int
     default: 2
   force:
-    description: With O(state=released), release the lock even when another holder has it.
+    description: With O(state=released), release the lock even when another run holds it (needs O(confirm)).
     type: bool
     default: false
+  confirm:
+    description: With O(force), the exact holder being broken (as O(state=query) shows it).
+    type: str
+  keep_alive:
+    description: Start the keeper for a newly taken lock.
+    type: bool
+    default: true
   prefix:
     description: Key prefix of the locks.
     type: str
@@ -65,100 +94,71 @@ options:
     elements: str
     default: ['https://127.0.0.1:2379']
   cacert:
-    description: CA certificate of etcd (on the host the module runs on).
+    description: CA certificate of etcd (on the controller).
     type: path
     required: true
   cert:
-    description: Client certificate.
+    description: Client certificate (on the controller).
     type: path
     required: true
   key:
-    description: Client private key.
+    description: Client private key (on the controller).
     type: path
     required: true
 """
 
 EXAMPLES = r"""
-- name: Take the cluster lock for this run
+- name: Take the cluster lock for this run (kept alive while the run lives, given back when it ends)
   mooring.cluster.cluster_lock:
-    name: cluster
-    holder: "{{ lookup('env', 'USER') }}@{{ ansible_play_name }}"
     timeout: 300
-    cacert: /etc/kubernetes/pki/etcd/ca.crt
-    cert: /etc/kubernetes/pki/etcd/healthcheck-client.crt
-    key: /etc/kubernetes/pki/etcd/healthcheck-client.key
+    endpoints: [https://10.0.0.21:2379]
+    cacert: pki/etcd/ca.crt
+    cert: pki/etcd/healthcheck-client.crt
+    key: pki/etcd/healthcheck-client.key
   run_once: true
 
-- name: Give it back
+- name: Who holds it?
   mooring.cluster.cluster_lock:
-    name: cluster
-    holder: "{{ lookup('env', 'USER') }}@{{ ansible_play_name }}"
+    state: query
+    endpoints: [https://10.0.0.21:2379]
+    cacert: pki/etcd/ca.crt
+    cert: pki/etcd/healthcheck-client.crt
+    key: pki/etcd/healthcheck-client.key
+  run_once: true
+  register: lock
+
+- name: Break a dead run's lock, naming it
+  mooring.cluster.cluster_lock:
     state: released
-    cacert: /etc/kubernetes/pki/etcd/ca.crt
-    cert: /etc/kubernetes/pki/etcd/healthcheck-client.crt
-    key: /etc/kubernetes/pki/etcd/healthcheck-client.key
+    force: true
+    confirm: "{{ lock.holder }}"
+    endpoints: [https://10.0.0.21:2379]
+    cacert: pki/etcd/ca.crt
+    cert: pki/etcd/healthcheck-client.crt
+    key: pki/etcd/healthcheck-client.key
   run_once: true
 """
 
 RETURN = r"""
 holder:
-  description: Holder of the lock after the call (acquired), or the holder it was released from (null when it was free).
+  description:
+    - Holder of the lock after the call (acquired, query), or the holder it was released from (null when it was free).
+  returned: always
+  type: str
+run_holder:
+  description: This run's holder id.
   returned: always
   type: str
 lease:
-  description: etcd lease id bound to the lock (acquired, not in check mode).
-  returned: when O(state=acquired)
+  description: etcd lease id bound to the lock (not in check mode).
+  returned: when O(state=acquired) or O(state=query)
   type: str
+ttl:
+  description: Seconds the holder's lease has left.
+  returned: when O(state=query)
+  type: int
 waited:
   description: Seconds spent waiting for the lock.
   returned: when O(state=acquired)
   type: float
 """
-
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.etcd import (  # noqa: E402
-    GatewayClient,
-    LockHeldError,
-    acquire_lock,
-    release_lock,
-)
-
-
-def main():
-    module = AnsibleModule(
-        argument_spec={
-            "name": {"type": "str", "default": "cluster"},
-            "holder": {"type": "str", "required": True},
-            "state": {"type": "str", "default": "acquired", "choices": ["acquired", "released"]},
-            "ttl": {"type": "int", "default": 3600},
-            "timeout": {"type": "int", "default": 0},
-            "poll": {"type": "int", "default": 2},
-            "force": {"type": "bool", "default": False},
-            "prefix": {"type": "str", "default": "/mooring/locks/"},
-            "endpoints": {"type": "list", "elements": "str", "default": ["https://127.0.0.1:2379"]},
-            "cacert": {"type": "path", "required": True},
-            "cert": {"type": "path", "required": True},
-            "key": {"type": "path", "required": True},
-        },
-        supports_check_mode=True,
-    )
-    p = module.params
-    try:
-        client = GatewayClient(p["endpoints"], p["cacert"], p["cert"], p["key"])
-        if p["state"] == "acquired":
-            result = acquire_lock(client, p["name"], p["holder"], ttl=p["ttl"], timeout=p["timeout"], poll=p["poll"],
-                                  prefix=p["prefix"], check_mode=module.check_mode)
-        else:
-            result = release_lock(client, p["name"], p["holder"], force=p["force"], prefix=p["prefix"],
-                                  check_mode=module.check_mode)
-    except LockHeldError as exc:
-        module.fail_json(msg=str(exc), holder=exc.holder)
-    except MooringError as exc:
-        module.fail_json(msg=str(exc))
-    module.exit_json(**result)
-
-
-if __name__ == "__main__":
-    main()

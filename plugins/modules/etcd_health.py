@@ -14,7 +14,8 @@ description:
     and reports how many members are healthy, the quorum size and whether one more member could be taken
     down without losing quorum.
   - With O(timeout), polls until the requirement holds and fails when it does not within that time.
-  - Never changes anything.
+  - Changes nothing but, with O(checks) > 1 (and not in check mode), the probe key C(/mooring/health/gate)
+    each look writes so that every member's raft index must advance.
 author:
   - Mooring maintainers (@mooring)
 attributes:
@@ -25,6 +26,7 @@ attributes:
 extends_documentation_fragment:
   - mooring.cluster.attributes
   - mooring.cluster.etcd_client
+  - mooring.cluster.etcd_gate
 options:
   endpoints:
     description: Client URLs to ask (C(https://) only); with C(--cluster) every member is then checked.
@@ -39,14 +41,11 @@ options:
   expected_members:
     description: Also require exactly this many members in the member list.
     type: int
-  timeout:
-    description: Seconds to keep polling before failing; C(0) checks once.
-    type: int
-    default: 0
-  interval:
-    description: Seconds between polls.
-    type: int
-    default: 2
+  exclude:
+    description:
+      - The member (name) about to be restarted. It may be down; every other member must be healthy and hold
+        quorum without it.
+    type: str
 """
 
 EXAMPLES = r"""
@@ -117,7 +116,13 @@ versions:
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.etcd import client_args, client_argument_spec, wait_health  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.etcd import (  # noqa: E402
+    client_args,
+    client_argument_spec,
+    gate_argument_spec,
+    gate_kwargs,
+    wait_health,
+)
 
 
 def main():
@@ -126,8 +131,8 @@ def main():
             client_argument_spec(),
             require={"type": "str", "default": "all", "choices": ["all", "quorum"]},
             expected_members={"type": "int"},
-            timeout={"type": "int", "default": 0},
-            interval={"type": "int", "default": 2},
+            **gate_argument_spec(),
+            exclude={"type": "str"},
         ),
         supports_check_mode=True,
     )
@@ -139,8 +144,8 @@ def main():
     try:
         base = client_args(p["endpoints"], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"],
                            command_timeout=10, dial_timeout=10)
-        state = wait_health(run, base, require=p["require"], expected=p["expected_members"], timeout=p["timeout"],
-                            interval=p["interval"])
+        state = wait_health(run, base, require=p["require"], expected=p["expected_members"], exclude=p["exclude"],
+                            **gate_kwargs(p, module.check_mode))
     except MooringError as exc:
         module.fail_json(msg=str(exc))
     module.exit_json(changed=False, **state)

@@ -128,7 +128,7 @@ def test_release_by_someone_else_is_refused_unless_forced(gw):
     etcd.acquire_lock(gw, "cluster", "alice@ctl", ttl=60)
     with pytest.raises(etcd.LockHeldError, match="held by 'alice@ctl', not by 'bob@ctl'"):
         etcd.release_lock(gw, "cluster", "bob@ctl")
-    forced = etcd.release_lock(gw, "cluster", "bob@ctl", force=True)
+    forced = etcd.release_lock(gw, "cluster", "bob@ctl", force=True, confirm="alice@ctl")
     assert forced == {"changed": True, "holder": "alice@ctl"}
     assert gw.kv == {} and gw.leases == {}
     assert etcd.release_lock(gw, "cluster", "bob@ctl") == {"changed": False, "holder": None}
@@ -171,3 +171,55 @@ def test_bad_input(gw, kwargs, message):
 def test_gateway_client_refuses_plain_http():
     with pytest.raises(etcd.EtcdError, match="not an https:// URL"):
         etcd.GatewayClient(["http://127.0.0.1:2379"], "/nonexistent", "/nonexistent", "/nonexistent")
+
+
+def test_breaking_another_runs_lock_needs_its_exact_holder(gw):
+    etcd.acquire_lock(gw, "cluster", "ci@ctl run 10-a", ttl=60)
+    with pytest.raises(etcd.LockHeldError, match="confirm that exact holder"):
+        etcd.release_lock(gw, "cluster", "ops@ctl run 11-b", force=True, confirm="ci@ctl")
+    assert gw.kv["/mooring/locks/cluster"][0] == "ci@ctl run 10-a"
+    got = etcd.release_lock(gw, "cluster", "ops@ctl run 11-b", force=True, confirm="ci@ctl run 10-a")
+    assert got == {"changed": True, "holder": "ci@ctl run 10-a"} and gw.kv == {}
+
+
+def test_two_runs_with_the_same_settings_are_different_holders(gw):
+    # USER unset in CI: both runs are root on the same controller; only the run id tells them apart.
+    first = etcd.run_holder("root", "ctl", 4242, 987654)
+    second = etcd.run_holder("root", "ctl", 4343, 987699)
+    assert first == "root@ctl run 4242-f1206" and first != second
+    assert etcd.run_holder("root", "ctl", 1, 255, label="awx job 7") == "awx job 7 (root@ctl run 1-ff)"
+    etcd.acquire_lock(gw, "cluster", first, ttl=60)
+    sleep, clock = clock_of(gw)
+    with pytest.raises(etcd.LockHeldError, match="held by 'root@ctl run 4242-f1206'"):
+        etcd.acquire_lock(gw, "cluster", second, ttl=60, timeout=10, poll=5, sleep=sleep, clock=clock)
+
+
+def test_process_started_reads_field_22_past_a_name_with_spaces():
+    stat = "4242 (ansible-playbook x) S 1 4242 4242 0 -1 4194560 " + " ".join(str(i) for i in range(10, 60))
+    assert etcd.process_started(4242, read=lambda path: stat) == 22
+    assert etcd.process_started(4242, read=lambda path: (_ for _ in ()).throw(FileNotFoundError(path))) is None
+
+
+def test_the_keeper_renews_while_the_run_lives_and_gives_the_lock_back_when_it_ends(gw):
+    holder = "root@ctl run 1-1"
+    lease = etcd.acquire_lock(gw, "cluster", holder, ttl=30)["lease"]
+    sleep, clock = clock_of(gw)
+    life = {"left": 100}
+
+    def alive():
+        life["left"] -= 1
+        return life["left"] > 0
+
+    why = etcd.keep_lock(gw, "cluster", holder, lease, alive, ttl=30, sleep=sleep, clock=clock)
+    assert why == "run ended"
+    assert gw.now >= 99  # three times the TTL: the lease only lived because it was renewed
+    assert sum(1 for c in gw.calls if c[0] == "keepalive") >= 9
+    assert gw.kv == {}  # given back at once, not left to expire
+
+
+def test_the_keeper_stops_when_the_run_released_the_lock(gw):
+    holder = "root@ctl run 1-1"
+    lease = etcd.acquire_lock(gw, "cluster", holder, ttl=30)["lease"]
+    etcd.release_lock(gw, "cluster", holder)
+    sleep, clock = clock_of(gw)
+    assert etcd.keep_lock(gw, "cluster", holder, lease, lambda: True, ttl=30, sleep=sleep, clock=clock) == "not held"

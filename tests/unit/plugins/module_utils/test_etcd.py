@@ -148,7 +148,7 @@ def test_wait_health_quorum_vs_all():
     assert state["versions"] == {"https://10.0.0.21:2379": "3.4.23"}
     assert state["healthy_members"] == ["e1", "e2"]
     ticks = iter(range(100))
-    with pytest.raises(etcd.EtcdError, match="2 of 3 members healthy, quorum 2; unhealthy: https://10.0.0.23:2379"):
+    with pytest.raises(etcd.EtcdError, match="e3 down in all of the last 3 checks; unhealthy: https://10.0.0.23:2379"):
         etcd.wait_health(run, BASE, require="all", timeout=3, sleep=lambda s: None, clock=lambda: next(ticks))
 
 
@@ -209,7 +209,7 @@ def test_parse_status():
         "version": "3.4.23", "dbSize": 20480, "leader": 7, "raftIndex": 50, "raftTerm": 2}}])
     st = etcd.parse_status(out)[0]
     assert st == {"endpoint": "https://10.0.0.21:2379", "version": "3.4.23", "member_id": 7, "leader": 7,
-                  "is_leader": True, "db_size": 20480, "revision": 42}
+                  "is_leader": True, "db_size": 20480, "revision": 42, "raft_index": 50}
 
 
 def test_parse_refuses_non_json():
@@ -224,3 +224,110 @@ def test_members_initial_cluster():
         "e1=https://10.0.0.21:2380,e2=https://[fd00::22]:2380,e3=https://e3.example:2380")
     with pytest.raises(etcd.EtcdError, match="needs a name and an address"):
         etcd.members_initial_cluster([{"name": "e1", "addresses": []}])
+
+
+class FlappingCluster:
+    """FAKE 3-member cluster for the gate, scripted look by look: ``script`` is a list of looks, each a dict
+    ``{member: up}`` (missing: up); raft indexes advance on every write; ``starts`` per look gives process
+    start times. Records every argv."""
+
+    URLS = {"e1": "https://10.0.0.21:2379", "e2": "https://10.0.0.22:2379", "e3": "https://10.0.0.23:2379"}
+
+    def __init__(self, script, starts=None, stuck=()):
+        self.script = list(script)
+        self.look = -1
+        self.index = 100
+        self.starts_script = starts or []
+        self.stuck = set(stuck)
+        self.calls = []
+
+    def up(self, name):
+        look = self.script[min(self.look, len(self.script) - 1)]
+        return look.get(name, True)
+
+    def __call__(self, argv):
+        self.calls.append(argv)
+        tail = argv[len(BASE):]
+        if tail[0] == "put":
+            self.look += 1
+            self.index += 1
+            return 0, "OK", ""
+        if tail[:2] == ["member", "list"]:
+            if self.look < 0:
+                self.look = 0
+            return 0, MEMBERS_JSON, ""
+        if tail[:2] == ["endpoint", "health"]:
+            return 0, json.dumps([{"endpoint": u, "health": self.up(n)} for n, u in self.URLS.items()]), ""
+        if tail[:2] == ["endpoint", "status"]:
+            return 0, json.dumps([{"Endpoint": u, "Status": {
+                "version": "3.4.23", "raftIndex": 100 if n in self.stuck else self.index}}
+                for n, u in self.URLS.items() if self.up(n)]), ""
+        raise AssertionError(argv)
+
+    def starts(self, urls):
+        if not self.starts_script:
+            return {}
+        row = self.starts_script[min(self.look, len(self.starts_script) - 1)]
+        return {u: row[n] for n, u in self.URLS.items() if n in row and self.up(n)}
+
+
+def _gate(cluster, **kw):
+    ticks = iter(range(0, 10000, 2))
+    kw.setdefault("checks", 3)
+    return etcd.wait_health(cluster, BASE, require="all", sleep=lambda s: None, clock=lambda: next(ticks),
+                            starts=cluster.starts, now=lambda: 1000.0, **kw)
+
+
+def test_gate_passes_after_three_good_looks_in_a_row_writing_each_time():
+    cluster = FlappingCluster([{}])
+    state = _gate(cluster, timeout=60)
+    assert state["attempts"] == 3 and state["incidents"] == ""
+    assert sum(1 for a in cluster.calls if a[len(BASE)] == "put") == 3
+
+
+def test_a_crash_looping_member_fails_the_gate_even_when_up_at_a_lucky_look():
+    # e3 answers one look in three (a crash loop with restarts): never three good looks in a row.
+    script = [{"e3": False}, {"e3": True}, {"e3": False}] * 10
+    cluster = FlappingCluster(script)
+    with pytest.raises(etcd.EtcdError, match=r"e3 flapped: down 4 of the last 6 checks"):
+        _gate(cluster, exclude="e2", timeout=40)
+
+
+def test_a_member_restarting_between_looks_breaks_the_run_and_is_named():
+    # Always up when looked at, but a new process start time every other look.
+    starts = [{"e1": 10.0, "e2": 10.0, "e3": 10.0 + 100 * (i // 2)} for i in range(40)]
+    cluster = FlappingCluster([{}], starts=starts)
+    with pytest.raises(etcd.EtcdError, match=r"e3 flapped: down 0 of the last 6 checks, restarted 3 times"):
+        _gate(cluster, exclude="e2", timeout=30)
+
+
+def test_a_member_up_for_less_than_min_uptime_is_not_settled():
+    cluster = FlappingCluster([{}], starts=[{"e1": 10.0, "e2": 10.0, "e3": 998.0}])
+    with pytest.raises(etcd.EtcdError, match=r"e3 up only 2 s"):
+        _gate(cluster, min_uptime=5, timeout=10)
+
+
+def test_a_member_whose_raft_index_does_not_advance_is_not_settled():
+    cluster = FlappingCluster([{}], stuck={"e1"})
+    with pytest.raises(etcd.EtcdError, match=r"e1 raft index stuck at 100"):
+        _gate(cluster, timeout=10)
+
+
+def test_the_member_about_to_restart_may_be_down_but_quorum_must_hold_without_it():
+    state = _gate(FlappingCluster([{"e2": False}]), exclude="e2", timeout=10)
+    assert state["attempts"] == 3
+    with pytest.raises(etcd.EtcdError, match="e3 down in all"):
+        _gate(FlappingCluster([{"e2": False, "e3": False}]), exclude="e2", timeout=6)
+
+
+def test_a_member_that_was_down_then_settled_is_reported_as_an_incident():
+    cluster = FlappingCluster([{"e3": False}, {"e3": False}, {}])
+    state = _gate(cluster, timeout=60)
+    assert state["attempts"] == 5
+    assert state["incidents"] == "e3 flapped: down 2 of the last 5 checks"
+
+
+def test_check_mode_gate_writes_nothing():
+    cluster = FlappingCluster([{}])
+    _gate(cluster, timeout=60, write=False)
+    assert not any(a[len(BASE)] == "put" for a in cluster.calls)

@@ -1,0 +1,178 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: etcd_restart
+short_description: Restart one etcd member when what runs is not what is installed, behind health gates
+version_added: 0.1.0
+description:
+  - Reads the member's real state on the host - the running process's executable (replaced binaries show as
+    deleted), systemd's C(NeedDaemonReload), and whether any of O(files) is newer than the process - and restarts
+    the member only when something is stale (or O(force)). A run that failed or was killed between installing
+    and restarting is finished by the next run.
+  - Before the restart, a gate - every other member healthy and holding quorum without this one, O(checks) good
+    looks in a row with the raft index advancing and no member restarting or freshly started - must hold within
+    O(timeout); otherwise the module fails without touching the member, naming what it saw, for example
+    C(etcd-3 flapped: down 4 of the last 6 checks; etcd-2 not restarted).
+  - After the restart, the same gate over every member, this one included, before it returns.
+  - Run it with C(throttle: 1) (the etcd role does): the gate, restart and wait of one member then finish before
+    the next member's gate starts.
+author:
+  - Mooring maintainers (@mooring)
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+extends_documentation_fragment:
+  - mooring.cluster.attributes
+  - mooring.cluster.etcd_client
+  - mooring.cluster.etcd_gate
+options:
+  name:
+    description: This member's name.
+    type: str
+    required: true
+  endpoints:
+    description: Every member's client URL (C(https://) only).
+  unit:
+    description: The systemd unit of the member.
+    type: str
+    default: etcd
+  binary:
+    description: The etcd executable the unit runs.
+    type: path
+    default: /usr/local/bin/etcd
+  files:
+    description: Files the member reads at start (environment, unit, certificates, keys); newer than the process means stale.
+    type: list
+    elements: path
+    default: []
+  force:
+    description: Restart even when nothing is stale.
+    type: bool
+    default: false
+  checks:
+    default: 3
+  min_uptime:
+    default: 5
+  timeout:
+    default: 120
+"""
+
+EXAMPLES = r"""
+- name: Restart this member if its binary, unit or files changed, one member at a time
+  mooring.cluster.etcd_restart:
+    name: etcd-2
+    etcdctl: /usr/local/bin/etcdctl
+    endpoints: [https://10.0.0.21:2379, https://10.0.0.22:2379, https://10.0.0.23:2379]
+    cacert: /etc/kubernetes/pki/etcd/ca.crt
+    cert: /etc/kubernetes/pki/etcd/healthcheck-client.crt
+    key: /etc/kubernetes/pki/etcd/healthcheck-client.key
+    files: [/etc/etcd/etcd.env, /etc/systemd/system/etcd.service]
+  throttle: 1
+"""
+
+RETURN = r"""
+reasons:
+  description: Why the member was (or, in check mode, would be) restarted; empty when nothing was stale.
+  returned: always
+  type: list
+  elements: str
+  sample: ["/usr/local/bin/etcd was replaced after the process started"]
+versions:
+  description: etcd server version per client URL after the restart (empty when not restarted).
+  returned: always
+  type: dict
+gate:
+  description: The latest looks of the gate before the restart (problems and what each member looked like).
+  returned: when restarted
+  type: list
+  elements: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.etcd import (  # noqa: E402
+    client_args,
+    client_argument_spec,
+    gate_argument_spec,
+    gate_kwargs,
+    wait_health,
+)
+from ansible_collections.mooring.cluster.plugins.module_utils.service import stale_reasons, unit_state  # noqa: E402
+
+
+def main():
+    gate = gate_argument_spec()
+    gate["checks"]["default"] = 3
+    gate["min_uptime"]["default"] = 5
+    gate["timeout"]["default"] = 120
+    module = AnsibleModule(
+        argument_spec=dict(
+            client_argument_spec(),
+            **gate,
+            name={"type": "str", "required": True},
+            unit={"type": "str", "default": "etcd"},
+            binary={"type": "path", "default": "/usr/local/bin/etcd"},
+            files={"type": "list", "elements": "path", "default": []},
+            force={"type": "bool", "default": False},
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+
+    def run(argv):
+        return module.run_command(argv)
+
+    name = p["name"]
+    try:
+        props = unit_state(run, p["unit"])
+        reasons = stale_reasons(props, binary=p["binary"], files=p["files"])
+        if p["force"] and not reasons:
+            reasons = ["restart requested"]
+        if not reasons or module.check_mode:
+            module.exit_json(changed=bool(reasons), reasons=reasons, versions={})
+        base = client_args(p["endpoints"], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"],
+                           command_timeout=10, dial_timeout=10)
+        kwargs = gate_kwargs(p)
+        running = props.get("ActiveState") == "active"
+        before = {}
+        if running:
+            # Only a running member can take quorum down with it; a stopped one is just started.
+            try:
+                before = wait_health(run, base, require="all", exclude=name, **kwargs)
+            except MooringError as exc:
+                module.fail_json(msg="%s; %s not restarted (%s). Nothing was changed on it." % (
+                    str(exc), name, "; ".join(reasons)), reasons=reasons)
+        if props.get("NeedDaemonReload") == "yes":
+            rc, out, err = run(["systemctl", "daemon-reload"])
+            if rc != 0:
+                module.fail_json(msg="systemctl daemon-reload failed: %s" % (err or out).strip()[:300], reasons=reasons)
+        rc, out, err = run(["systemctl", "restart", p["unit"]])
+        if rc != 0:
+            rc_j, journal, _e = run(["journalctl", "-u", p["unit"], "-n", "20", "--no-pager", "-o", "cat"])
+            module.fail_json(msg="%s: systemctl restart %s failed: %s; last log lines: %s" % (
+                name, p["unit"], (err or out).strip()[:300], journal.strip()[-1500:] if rc_j == 0 else "?"),
+                reasons=reasons)
+        try:
+            after = wait_health(run, base, require="all", **kwargs)
+        except MooringError as exc:
+            module.fail_json(msg="%s was restarted (%s) but the cluster did not settle: %s" % (
+                name, "; ".join(reasons), str(exc)), reasons=reasons)
+    except MooringError as exc:
+        module.fail_json(msg=str(exc))
+    for when, state in (("before", before), ("after", after)):
+        if state.get("incidents"):
+            module.warn("%s: the gate %s its restart waited until the cluster settled: %s" % (
+                name, when, state["incidents"]))
+    module.exit_json(changed=True, reasons=reasons, versions=after["versions"], gate=before.get("looks", []))
+
+
+if __name__ == "__main__":
+    main()
