@@ -658,7 +658,7 @@ def _judge(state, previous, exclude, expected, min_uptime, now, wrote=False):
     return problems
 
 
-def describe_looks(looks, exclude=None, last=GATE_HISTORY):
+def describe_looks(looks, exclude=None, last=GATE_HISTORY, fallback=True):
     """One line on what went wrong in the ``last`` looks, member by member:
     ``etcd-3 flapped: down 4 of the last 6 checks, restarted 2 times``."""
     looks = looks[-last:]
@@ -677,7 +677,7 @@ def describe_looks(looks, exclude=None, last=GATE_HISTORY):
             verb = "flapped" if down or restarts else "restarted"
             parts.append("%s %s: down %d of the last %d checks%s" % (
                 name, verb, down, len(ups), ", restarted %d times" % restarts if restarts else ""))
-    if not parts:
+    if not parts and fallback:
         problems = []
         for st in looks:
             problems.extend(p for p in st.get("problems") or [] if p not in problems)
@@ -699,7 +699,8 @@ def gate_kwargs(params, check_mode=False):
 
 
 def wait_health(run, base, require="all", expected=None, timeout=0, interval=2.0, exclude=None, checks=1,
-                min_uptime=0, starts=None, write=None, sleep=time.sleep, clock=time.monotonic, now=time.time):
+                min_uptime=0, starts=None, write=None, settling=None, sleep=time.sleep, clock=time.monotonic,
+                now=time.time):
     """Poll the cluster until it is healthy enough, ``checks`` looks in a row, or ``timeout`` seconds pass;
     then raise :class:`EtcdError` naming what happened.
 
@@ -709,7 +710,9 @@ def wait_health(run, base, require="all", expected=None, timeout=0, interval=2.0
     settle window) every look writes one key first (unless ``write`` is false) and every member's raft
     index must advance from the look before; with ``starts`` (``urls -> {url: process start, epoch seconds}``) a member that
     restarted between looks, or has been up less than ``min_uptime`` seconds, breaks the run of good
-    looks: a flapping member cannot slip through a lucky moment.
+    looks: a flapping member cannot slip through a lucky moment. ``settling``: a member just restarted on
+    purpose; it must settle like the others, but its starting up is not reported in ``incidents`` (what
+    the gate waited out: other members that were down or restarted).
     """
     if require not in ("all", "quorum"):
         raise EtcdError("require: %r is not one of all, quorum" % (require,))
@@ -735,7 +738,7 @@ def wait_health(run, base, require="all", expected=None, timeout=0, interval=2.0
         if streak >= max(1, int(checks)):
             state["looks"] = [{"problems": st["problems"], "seen": st["seen"]} for st in looks[-GATE_HISTORY:]]
             # What the gate waited out (a member that was down or restarted, then settled): worth reporting.
-            state["incidents"] = (describe_looks(looks, exclude, last=len(looks))
+            state["incidents"] = (describe_looks(looks, settling or exclude, last=len(looks), fallback=False)
                                   if require == "all" and any(st["problems"] for st in looks) else "")
             return state
         if clock() - start >= timeout:

@@ -4,9 +4,9 @@
 
 A restart that an earlier run meant to do but never did (it failed, or was killed, between
 replacing a binary or a file and restarting) is still visible on the host: the running
-process's executable was replaced (``/proc/PID/exe`` ends in `` (deleted)``), the unit file
-changed since systemd loaded it (``NeedDaemonReload``), or a file the service reads is newer
-than the process. :func:`stale_reasons` reads exactly that, so a re-run finishes the job
+process's executable was replaced (``/proc/PID/exe`` ends in `` (deleted)``, or the binary's
+inode changed after the process started), the unit file changed since systemd loaded it
+(``NeedDaemonReload``), or a file the service reads changed after the process started. :func:`stale_reasons` reads exactly that, so a re-run finishes the job
 instead of trusting what the previous run remembered.
 """
 
@@ -57,8 +57,12 @@ def unit_state(run, unit):
     return props
 
 
-def stale_reasons(props, binary=None, files=(), readlink=os.readlink, mtime=os.path.getmtime):
-    """Why the running process is not what is installed (empty list: it is). ``props``: :func:`unit_state`."""
+def stale_reasons(props, binary=None, files=(), readlink=os.readlink, mtime=os.path.getctime):
+    """Why the running process is not what is installed (empty list: it is). ``props``: :func:`unit_state`.
+
+    A file counts as changed when its inode changed (ctime: a write, a rename into place, a chmod) after the
+    process started; that also covers the binary when ``/proc/PID/exe`` cannot be read (root without
+    CAP_SYS_PTRACE, as in unprivileged containers, may not read another user's process links)."""
     if props.get("ActiveState") != "active":
         return ["not running (%s/%s)" % (props.get("ActiveState") or "?", props.get("SubState") or "?")]
     reasons = []
@@ -74,11 +78,15 @@ def stale_reasons(props, binary=None, files=(), readlink=os.readlink, mtime=os.p
             reasons.append("%s was replaced after the process started" % binary)
     started = props.get("started")
     if started is not None:
-        for path in files:
+        for path in ([binary] if binary and not reasons_for(binary, reasons) else []) + list(files):
             try:
                 changed = mtime(path)
             except OSError:
                 continue
             if changed > started:
-                reasons.append("%s changed after the process started" % path)
+                reasons.append("%s %s after the process started" % (path, "was replaced" if path == binary else "changed"))
     return reasons
+
+
+def reasons_for(path, reasons):
+    return any(r.startswith(path + " ") for r in reasons)

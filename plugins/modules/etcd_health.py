@@ -102,6 +102,21 @@ healthy_members:
   returned: always
   type: list
   elements: str
+raft_indexes:
+  description: Raft index per client URL.
+  returned: always
+  type: dict
+incidents:
+  description:
+    - What the gate waited out before it passed (members that were down or restarted), for example
+      C(etcd-3 flapped: down 2 of the last 5 checks); empty when every look was good.
+  returned: always
+  type: str
+looks:
+  description: The latest looks (C(problems) and, per member, C(up), C(raft_index), C(start)).
+  returned: always
+  type: list
+  elements: dict
 revisions:
   description: Store revision per client URL.
   returned: always

@@ -161,7 +161,7 @@ def main():
                 name, p["unit"], (err or out).strip()[:300], journal.strip()[-1500:] if rc_j == 0 else "?"),
                 reasons=reasons)
         try:
-            after = wait_health(run, base, require="all", **kwargs)
+            after = wait_health(run, base, require="all", settling=name, **kwargs)
         except MooringError as exc:
             module.fail_json(msg="%s was restarted (%s) but the cluster did not settle: %s" % (
                 name, "; ".join(reasons), str(exc)), reasons=reasons)

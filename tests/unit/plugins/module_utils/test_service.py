@@ -59,3 +59,18 @@ def test_the_installed_process_is_not_stale():
 ])
 def test_what_makes_a_process_stale(kwargs, reason):
     assert any(r.startswith(reason) for r in _reasons(**kwargs)), _reasons(**kwargs)
+
+
+def test_a_replaced_binary_is_seen_without_reading_proc_exe():
+    # Root without CAP_SYS_PTRACE (an unprivileged container) may not read another user's /proc/PID/exe.
+    props = service.parse_show(SHOW)
+    props["started"] = STARTED
+
+    def readlink(path):
+        raise PermissionError(path)
+
+    times = {"/usr/local/bin/etcd": STARTED + 5}
+    assert service.stale_reasons(props, binary="/usr/local/bin/etcd", readlink=readlink, mtime=times.__getitem__) == [
+        "/usr/local/bin/etcd was replaced after the process started"]
+    times["/usr/local/bin/etcd"] = STARTED - 5
+    assert service.stale_reasons(props, binary="/usr/local/bin/etcd", readlink=readlink, mtime=times.__getitem__) == []

@@ -1,0 +1,365 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The rolling etcd upgrade as users run it, then under faults, on the etcdroll lab (real etcd, real SSH).
+
+Each run is the documented command, a separate ``ansible-playbook`` process with ``USER`` unset (as in
+CI, AWX and containers):
+
+    ansible-playbook -i INVENTORY mooring.cluster.etcd_upgrade -e bundle_lock=NEW.lock -e bundle_file=NEW.tar
+
+A sampler thread asks every member for ``/version`` every 0.2 s over mutual TLS (through the lab's route
+guard): a member that answers is serving. Quorum is never lost while at least 2 of the 3 answer; each
+test asserts that over its whole window, and that the 100 keys written before are all readable after.
+
+Tests, in order (the cluster is reinstalled fresh at 3.4.23 before the first and the fourth):
+  documented  3.4 -> 3.5 on a fresh cluster; then the same command again: changed=0, no member restarted
+  crashloop   a member crash-looping after the first member is upgraded: the run stops, naming it, before a
+              second member goes down; the members after it untouched
+  killed      a run SIGKILLed (its whole process group) mid-way: the lock is given back at once; the re-run
+              finishes the job (including what the crash-loop run left half done)
+  sigkill     one SIGKILL of a member mid-roll: absorbed, reported as a warning naming it, run rc 0
+  concurrent  a second run with default settings while the first holds the lock: refused naming the
+              holder, changed=0 on every host (it waits 5 s instead of the default 60, so that it gives up
+              while the first run is certainly still running)
+Prints one JSON line per test and exits non-zero at the first failed expectation.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
+
+sys.path.insert(0, os.environ["ANSIBLE_COLLECTIONS_PATH"].split(os.pathsep)[0])
+
+from ansible_collections.mooring.cluster.plugins.module_utils import etcd, netguard  # noqa: E402
+
+EPH = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
+INVENTORY = os.environ["MOLECULE_INVENTORY_FILE"]
+PROJECT = os.environ["MOLECULE_PROJECT_DIRECTORY"]
+LAB = os.environ["MOORING_LAB"]
+NET = os.environ["MOORING_LAB_NET"]
+KEY = os.environ["MOORING_LAB_KEY"]
+PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+HOSTS = ["%s-%d" % (LAB, i) for i in (1, 2, 3)]
+ADDRESS = {h: "%s.%d" % (NET, 10 + i) for i, h in enumerate(HOSTS, 1)}
+URL = {h: "https://%s:2379" % ADDRESS[h] for h in HOSTS}
+PKI = os.path.join(EPH, "pki", "etcd")
+TLS = (os.path.join(PKI, "ca.crt"), os.path.join(PKI, "healthcheck-client.crt"), os.path.join(PKI, "healthcheck-client.key"))
+OLD, NEW = "3.4.23", "3.5.1"
+UPGRADE = ["-e", "bundle_lock=%s/installer-3.5.1.lock.yaml" % EPH, "-e", "bundle_file=%s/bundle-3.5.1.tar" % EPH]
+KEYS = 100
+PREFIX = "/mooring/verify/roll/"
+RUNS = os.path.join(EPH, "runs")
+
+
+class Failed(Exception):
+    pass
+
+
+def expect(ok, what):
+    if not ok:
+        raise Failed(what)
+
+
+def client():
+    return etcd.GatewayClient(list(URL.values()), *TLS, timeout=5.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The sampler
+
+
+class Sampler(threading.Thread):
+    """Every 0.2 s: which members answer /version (and with which server version)."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.context = client().context
+        self.samples = []  # (monotonic time, {host: version or None})
+        self.stop = threading.Event()
+        self.pool = ThreadPoolExecutor(len(HOSTS))
+
+    def version(self, host):
+        parts = urlsplit(URL[host])
+        conn = http.client.HTTPSConnection(parts.hostname, parts.port, timeout=0.5, context=self.context)
+        try:
+            conn.request("GET", "/version")
+            resp = conn.getresponse()
+            return json.loads(resp.read()).get("etcdserver") if resp.status == 200 else None
+        except (OSError, ValueError, http.client.HTTPException):
+            return None
+        finally:
+            conn.close()
+
+    def run(self):
+        for host in HOSTS:
+            netguard.check(ADDRESS[host])  # refuse before the first request if not routed via the lab bridge
+        while not self.stop.is_set():
+            row = dict(zip(HOSTS, self.pool.map(self.version, HOSTS)))
+            self.samples.append((time.monotonic(), row))
+            self.stop.wait(0.2)
+
+    def latest(self):
+        return self.samples[-1][1] if self.samples else {}
+
+    def window(self, since):
+        rows = [row for t, row in self.samples if t >= since]
+        counts = [sum(1 for v in row.values() if v) for row in rows]
+        low = [i for i, c in enumerate(counts) if c < 2]
+        return {"samples": len(rows), "min_serving": min(counts) if counts else None,
+                "below_quorum": len(low),
+                "first_below": rows[low[0]] if low else None}
+
+
+SAMPLER = Sampler()
+
+
+def quorum_held(since, test):
+    w = SAMPLER.window(since)
+    expect(w["samples"] >= 10, "%s: the sampler took only %d samples" % (test, w["samples"]))
+    expect(w["below_quorum"] == 0, "%s: quorum lost in %d samples (first: %s)" % (test, w["below_quorum"], w["first_below"]))
+    return w
+
+
+def wait_for(what, predicate, timeout, proc=None):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return
+        if proc is not None and proc.proc.poll() is not None:
+            proc.wait()
+            raise Failed("the run ended (rc %s) before %s: %s" % (proc.proc.returncode, what, proc.why()))
+        time.sleep(0.1)
+    raise Failed("timed out after %ds waiting for %s" % (timeout, what))
+
+
+# ---------------------------------------------------------------------------------------------
+# Hosts and runs
+
+
+def ssh(host, command, check=True):
+    netguard.check(ADDRESS[host])
+    argv = ["ssh", "-i", KEY, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+            "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=10", "-o", "ProxyUseFdpass=yes",
+            "-o", "ProxyCommand=%s %s/tests/lab/lab.py connect %%h %%p" % (sys.executable, PROJECT),
+            "root@" + ADDRESS[host], command]
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    if check and res.returncode != 0:
+        raise Failed("%s: %s failed (rc %d): %s" % (host, command, res.returncode, (res.stderr or res.stdout)[-500:]))
+    return res.stdout
+
+
+class Run:
+    """One ansible-playbook process (own process group, USER unset), its output in runs/NAME.log."""
+
+    def __init__(self, name, argv):
+        os.makedirs(RUNS, exist_ok=True)
+        self.name = name
+        self.log = os.path.join(RUNS, name + ".log")
+        env = {k: v for k, v in os.environ.items() if k not in ("USER", "LOGNAME")}
+        env["ANSIBLE_NOCOLOR"] = "1"
+        env["ANSIBLE_FORCE_COLOR"] = "0"
+        self.t0 = time.monotonic()
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen([PLAYBOOK, "-i", INVENTORY] + argv, stdout=out, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+
+    def wait(self, timeout=900):
+        self.proc.wait(timeout=timeout)
+        self.seconds = round(time.monotonic() - self.t0, 1)
+        with open(self.log) as f:
+            self.text = re.sub(r"\x1b\[[0-9;]*m", "", f.read())
+        return self.proc.returncode
+
+    def why(self):
+        """The failures and warnings of the run, for a test's failure message (the log itself may be gone)."""
+        lines = [line[:600] for line in self.text.splitlines() if re.match(r"(fatal|failed|\[WARNING\]|ERROR)", line)]
+        return "%s (%s): %s" % (self.name, self.log, " | ".join(lines[-6:]) or self.text[-1500:])
+
+    def kill(self):
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        return self.wait()
+
+    def recap(self):
+        out = {}
+        for m in re.finditer(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", self.text, re.M):
+            out[m.group(1)] = {"ok": int(m.group(2)), "changed": int(m.group(3)), "failed": int(m.group(5))}
+        return out
+
+
+def upgrade(name, *extra):
+    return Run(name, ["mooring.cluster.etcd_upgrade"] + UPGRADE + list(extra))
+
+
+def versions():
+    return {h: SAMPLER.version(h) for h in HOSTS}
+
+
+def starts():
+    got = etcd.process_starts([URL[h] for h in HOSTS], *TLS)
+    return {h: got.get(URL[h]) for h in HOSTS}
+
+
+def write_keys():
+    c = client()
+    for i in range(KEYS):
+        c.call("/v3/kv/put", {"key": etcd.b64("%sk%03d" % (PREFIX, i)), "value": etcd.b64("v%03d" % i)})
+
+
+def keys_intact(test):
+    resp = client().call("/v3/kv/range", {"key": etcd.b64(PREFIX), "range_end": etcd.b64(PREFIX[:-1] + chr(ord(PREFIX[-1]) + 1))})
+    got = {etcd.unb64(kv["key"]): etcd.unb64(kv["value"]) for kv in resp.get("kvs") or []}
+    want = {"%sk%03d" % (PREFIX, i): "v%03d" % i for i in range(KEYS)}
+    expect(got == want, "%s: %d of %d keys readable and right" % (test, sum(1 for k in want if got.get(k) == want[k]), KEYS))
+
+
+def lock_free(test, within=15):
+    c = client()
+    wait_for("%s: the cluster lock to be free" % test, lambda: etcd.query_lock(c, "cluster")["holder"] is None, within)
+
+
+def fresh_cluster():
+    """A new 3.4.23 cluster: stop, wipe the data, converge with the 3.4.23 lock (the etcd scenario's converge)."""
+    for h in HOSTS:
+        ssh(h, "systemctl stop etcd; systemctl reset-failed etcd || true; rm -rf /var/lib/etcd/member /etc/etcd/bootstrap.env")
+    run = Run("fresh-%d" % int(time.time()), [os.path.join(PROJECT, "molecule", "etcd", "converge.yml")])
+    expect(run.wait() == 0, "fresh 3.4.23 cluster: converge failed: %s" % run.why())
+    wait_for("every member serving %s" % OLD, lambda: set(versions().values()) == {OLD}, 60)
+    write_keys()
+
+
+def report(test, **fields):
+    print(json.dumps(dict({"test": test}, **fields)), flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The tests
+
+
+def test_documented():
+    t = time.monotonic()
+    run = upgrade("documented")
+    rc = run.wait()
+    expect(rc == 0, "documented: rc %d: %s" % (rc, run.why()))
+    expect(set(versions().values()) == {NEW}, "documented: versions %s" % versions())
+    w = quorum_held(t, "documented")
+    keys_intact("documented")
+    lock_free("documented")
+    before = starts()
+    again = upgrade("documented-rerun")
+    expect(again.wait() == 0, "documented re-run: rc %d: %s" % (again.proc.returncode, again.why()))
+    recap = again.recap()
+    expect(recap and all(r["changed"] == 0 and r["failed"] == 0 for r in recap.values()),
+           "documented re-run: not a no-op: %s" % recap)
+    expect(starts() == before, "documented re-run: a member was restarted: %s -> %s" % (before, starts()))
+    report("documented", upgrade_s=run.seconds, rerun_s=again.seconds, rerun_recap=recap, quorum=w)
+
+
+def test_crashloop():
+    t = time.monotonic()
+    first, second, third = HOSTS
+    before = starts()
+    run = upgrade("crashloop", "-e", "etcd_gate_timeout=30")
+    wait_for("%s to serve %s" % (first, NEW), lambda: SAMPLER.latest().get(first) == NEW, 300, run)
+    ssh(third, "systemd-run --unit=mooring-crashloop --collect sh -c "
+               "'while :; do systemctl kill -s KILL etcd; sleep 0.7; done' >/dev/null")
+    try:
+        rc = run.wait()
+    finally:
+        ssh(third, "systemctl stop mooring-crashloop", check=False)
+    after = starts()
+    expect(rc != 0, "crashloop: the run went on (rc 0) with %s crash-looping" % third)
+    failure = "\n".join(line for line in run.text.splitlines() if third in line and ("flapped" in line or "down" in line))
+    expect(failure, "crashloop: no failure naming %s (flapped/down): %s" % (third, run.why()))
+    expect(after[second] == before[second] and after[second] is not None,
+           "crashloop: %s was restarted (%s -> %s)" % (second, before[second], after[second]))
+    expect(OLD in ssh(third, "/usr/local/bin/etcd --version"), "crashloop: %s's binaries were changed" % third)
+    w = quorum_held(t, "crashloop")
+    ssh(third, "systemctl reset-failed etcd; systemctl start etcd")
+    wait_for("%s serving again" % third, lambda: all(versions().values()), 60)
+    keys_intact("crashloop")
+    lock_free("crashloop")
+    half = NEW in ssh(second, "/usr/local/bin/etcd --version")
+    report("crashloop", run_s=run.seconds, rc=rc, quorum=w, message=failure[:400],
+           left=("%s: %s binaries, process still %s" % (second, NEW if half else OLD, versions()[second])))
+
+
+def test_killed():
+    t = time.monotonic()
+    run = upgrade("killed")
+    todo = [h for h, v in versions().items() if v != NEW]
+    expect(todo, "killed: nothing left to upgrade")
+    wait_for("%s to serve %s" % (todo[0], NEW), lambda: SAMPLER.latest().get(todo[0]) == NEW, 300, run)
+    run.kill()
+    killed_at = versions()
+    lock_free("killed", within=10)
+    again = upgrade("killed-rerun")
+    rc = again.wait()
+    expect(rc == 0, "killed: the re-run failed (rc %d): %s" % (rc, again.why()))
+    expect(set(versions().values()) == {NEW}, "killed: versions after the re-run %s" % versions())
+    w = quorum_held(t, "killed")
+    keys_intact("killed")
+    lock_free("killed")
+    report("killed", killed_after_s=run.seconds, versions_when_killed=killed_at, rerun_s=again.seconds,
+           rerun_recap=again.recap(), quorum=w)
+
+
+def test_sigkill_and_concurrent():
+    t = time.monotonic()
+    first, _second, third = HOSTS
+    a = upgrade("sigkill-a")
+    c = client()
+    wait_for("run A to hold the lock", lambda: etcd.query_lock(c, "cluster")["holder"] is not None, 120, a)
+    holder = etcd.query_lock(c, "cluster")["holder"]
+    b = upgrade("concurrent-b", "-e", "etcd_lock_timeout=5")
+    wait_for("%s to serve %s" % (first, NEW), lambda: SAMPLER.latest().get(first) == NEW, 300, a)
+    ssh(third, "systemctl kill -s KILL etcd")
+    rc_b = b.wait()
+    rc_a = a.wait()
+    expect(rc_b != 0, "concurrent: the second run was not refused (rc 0): %s" % b.why())
+    expect(holder in b.text and "is held by" in b.text, "concurrent: the refusal does not name %r: %s" % (holder, b.why()))
+    recap_b = b.recap()
+    expect(recap_b and all(r["changed"] == 0 for r in recap_b.values()), "concurrent: the refused run changed: %s" % recap_b)
+    expect(rc_a == 0, "sigkill: run A failed (rc %d): %s" % (rc_a, a.why()))
+    expect(set(versions().values()) == {NEW}, "sigkill: versions %s" % versions())
+    warned = [line for line in a.text.splitlines() if "WARNING" in line and third in line]
+    expect(warned, "sigkill: the run did not report %s going down: %s" % (third, a.why()))
+    w = quorum_held(t, "sigkill")
+    keys_intact("sigkill")
+    lock_free("sigkill")
+    report("sigkill", run_s=a.seconds, warning=warned[0][:300], quorum=w)
+    report("concurrent", holder=holder, refused_after_s=b.seconds, recap=recap_b)
+
+
+def main():
+    SAMPLER.start()
+    wait_for("the sampler", lambda: len(SAMPLER.samples) > 0, 10)
+    try:
+        if set(versions().values()) != {OLD}:  # a lab left by an earlier run of these tests
+            fresh_cluster()
+        write_keys()
+        test_documented()
+        fresh_cluster()
+        test_crashloop()
+        test_killed()
+        fresh_cluster()
+        test_sigkill_and_concurrent()
+    except Failed as exc:
+        print("FAILED: %s" % exc, flush=True)
+        return 1
+    finally:
+        SAMPLER.stop.set()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
