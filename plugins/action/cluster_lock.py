@@ -51,6 +51,7 @@ ARGUMENT_SPEC = {
     "key": {"type": "path", "required": True},
 }
 
+
 def start_keeper(args):
     """Start the keeper: a grandchild of this worker in its own session, with no inherited descriptors (so
     nothing waits for it), running :func:`keeper_main` from the code already loaded here."""

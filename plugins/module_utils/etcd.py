@@ -617,8 +617,11 @@ def _look(run, base, write, starts):
     for m in state["members"]:
         url = _member_url(m, healthy)
         status_url = _member_url(m, state["raft_indexes"])
+        # With process start times asked for, a member that did not answer /metrics just now is down,
+        # even if etcdctl's retries got a health answer from it within their command timeout.
+        answered = not starts or any(start_of.get(u) for u in m["client_urls"])
         seen[m["name"] or m["id_hex"]] = {
-            "up": url is not None,
+            "up": url is not None and answered,
             "raft_index": state["raft_indexes"].get(status_url) if status_url else None,
             "start": next((start_of[u] for u in m["client_urls"] if start_of.get(u)), None),
         }
@@ -676,7 +679,8 @@ def describe_looks(looks, exclude=None, last=GATE_HISTORY, fallback=True):
         else:
             verb = "flapped" if down or restarts else "restarted"
             parts.append("%s %s: down %d of the last %d checks%s" % (
-                name, verb, down, len(ups), ", restarted %d times" % restarts if restarts else ""))
+                name, verb, down, len(ups), "" if not restarts else ", restarted once" if restarts == 1
+                else ", restarted %d times" % restarts))
     if not parts and fallback:
         problems = []
         for st in looks:

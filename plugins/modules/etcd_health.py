@@ -158,7 +158,7 @@ def main():
 
     try:
         base = client_args(p["endpoints"], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"],
-                           command_timeout=10, dial_timeout=10)
+                           command_timeout=4, dial_timeout=3)
         state = wait_health(run, base, require=p["require"], expected=p["expected_members"], exclude=p["exclude"],
                             **gate_kwargs(p, module.check_mode))
     except MooringError as exc:

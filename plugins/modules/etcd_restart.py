@@ -139,7 +139,7 @@ def main():
         if not reasons or module.check_mode:
             module.exit_json(changed=bool(reasons), reasons=reasons, versions={})
         base = client_args(p["endpoints"], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"],
-                           command_timeout=10, dial_timeout=10)
+                           command_timeout=4, dial_timeout=3)
         kwargs = gate_kwargs(p)
         running = props.get("ActiveState") == "active"
         before = {}
