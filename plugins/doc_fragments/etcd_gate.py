@@ -13,7 +13,7 @@ options:
       - Good looks in a row the gate needs. With more than one, every look also writes the key
         C(/mooring/health/gate) and every member's raft index must advance from the look before, and a
         member whose process restarted between looks (its C(process_start_time_seconds) metric changed)
-        breaks the run: a flapping member cannot pass in a lucky moment.
+        breaks the run - a flapping member cannot pass in a lucky moment.
     type: int
     default: 1
   interval:
@@ -27,7 +27,8 @@ options:
   timeout:
     description:
       - Seconds to keep looking before failing; C(0) looks until the first bad look (or O(checks) good ones).
-      - The failure names each member that was down or restarted in the latest looks, for example
+      - >-
+        The failure names each member that was down or restarted in the latest looks, for example
         C(etcd-3 flapped: down 4 of the last 6 checks).
     type: int
     default: 0

@@ -49,7 +49,8 @@ options:
   holder:
     description:
       - A label for who takes the lock (for example an AWX job name). With O(per_run) the lock is held as
-        C(USER@CONTROLLER run PID-START), prefixed by the label when given: C(LABEL (USER@CONTROLLER run PID-START)).
+        C(USER@CONTROLLER run PID-START), prefixed by the label when given, as in
+        C(LABEL (USER@CONTROLLER run PID-START)).
     type: str
     default: ""
   per_run:

@@ -108,7 +108,8 @@ raft_indexes:
   type: dict
 incidents:
   description:
-    - What the gate waited out before it passed (members that were down or restarted), for example
+    - >-
+      What the gate waited out before it passed (members that were down or restarted), for example
       C(etcd-3 flapped: down 2 of the last 5 checks); empty when every look was good.
   returned: always
   type: str

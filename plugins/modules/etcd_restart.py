@@ -14,12 +14,14 @@ description:
     deleted), systemd's C(NeedDaemonReload), and whether any of O(files) is newer than the process - and restarts
     the member only when something is stale (or O(force)). A run that failed or was killed between installing
     and restarting is finished by the next run.
-  - Before the restart, a gate - every other member healthy and holding quorum without this one, O(checks) good
+  - >-
+    Before the restart, a gate - every other member healthy and holding quorum without this one, O(checks) good
     looks in a row with the raft index advancing and no member restarting or freshly started - must hold within
     O(timeout); otherwise the module fails without touching the member, naming what it saw, for example
     C(etcd-3 flapped: down 4 of the last 6 checks; etcd-2 not restarted).
   - After the restart, the same gate over every member, this one included, before it returns.
-  - Run it with C(throttle: 1) (the etcd role does): the gate, restart and wait of one member then finish before
+  - >-
+    Run it with C(throttle: 1) (the etcd role does): the gate, restart and wait of one member then finish before
     the next member's gate starts.
 author:
   - Mooring maintainers (@mooring)

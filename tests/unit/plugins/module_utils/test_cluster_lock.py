@@ -197,7 +197,11 @@ def test_two_runs_with_the_same_settings_are_different_holders(gw):
 def test_process_started_reads_field_22_past_a_name_with_spaces():
     stat = "4242 (ansible-playbook x) S 1 4242 4242 0 -1 4194560 " + " ".join(str(i) for i in range(10, 60))
     assert etcd.process_started(4242, read=lambda path: stat) == 22
-    assert etcd.process_started(4242, read=lambda path: (_ for _ in ()).throw(FileNotFoundError(path))) is None
+
+    def missing(path):
+        raise FileNotFoundError(path)
+
+    assert etcd.process_started(4242, read=missing) is None
 
 
 def test_the_keeper_renews_while_the_run_lives_and_gives_the_lock_back_when_it_ends(gw):
