@@ -241,6 +241,17 @@ def report(test, **fields):
     print(json.dumps(dict({"test": test}, **fields)), flush=True)
 
 
+def upgraded(run, since, test):
+    """The run ended rc 0 with every member on NEW, quorum held since `since`, keys intact, lock free."""
+    rc = run.wait()
+    expect(rc == 0, "%s: rc %d: %s" % (test, rc, run.why()))
+    expect(set(versions().values()) == {NEW}, "%s: versions %s" % (test, versions()))
+    held = quorum_held(since, test)
+    keys_intact(test)
+    lock_free(test)
+    return held
+
+
 # ---------------------------------------------------------------------------------------------
 # The tests
 
@@ -248,12 +259,7 @@ def report(test, **fields):
 def test_documented():
     t = time.monotonic()
     run = upgrade("documented")
-    rc = run.wait()
-    expect(rc == 0, "documented: rc %d: %s" % (rc, run.why()))
-    expect(set(versions().values()) == {NEW}, "documented: versions %s" % versions())
-    w = quorum_held(t, "documented")
-    keys_intact("documented")
-    lock_free("documented")
+    w = upgraded(run, t, "documented")
     before = starts()
     again = upgrade("documented-rerun")
     expect(again.wait() == 0, "documented re-run: rc %d: %s" % (again.proc.returncode, again.why()))
@@ -303,12 +309,7 @@ def test_killed():
     killed_at = versions()
     lock_free("killed", within=10)
     again = upgrade("killed-rerun")
-    rc = again.wait()
-    expect(rc == 0, "killed: the re-run failed (rc %d): %s" % (rc, again.why()))
-    expect(set(versions().values()) == {NEW}, "killed: versions after the re-run %s" % versions())
-    w = quorum_held(t, "killed")
-    keys_intact("killed")
-    lock_free("killed")
+    w = upgraded(again, t, "killed")
     report("killed", killed_after_s=run.seconds, versions_when_killed=killed_at, rerun_s=again.seconds,
            rerun_recap=again.recap(), quorum=w)
 
