@@ -19,8 +19,8 @@ Tests, in order (the cluster is reinstalled fresh at 3.4.23 before the first and
               finishes the job (including what the crash-loop run left half done)
   sigkill     one SIGKILL of a member mid-roll: absorbed, reported as a warning naming it, run rc 0
   concurrent  a second run with default settings while the first holds the lock: refused naming the
-              holder, changed=0 on every host (it waits 5 s instead of the default 60, so that it gives up
-              while the first run is certainly still running)
+              holder, changed=0 on every host (it waits the default etcd_lock_timeout, 30 s, and gives up
+              while the first run still holds the lock)
 Prints one JSON line per test and exits non-zero at the first failed expectation.
 """
 
@@ -321,7 +321,7 @@ def test_sigkill_and_concurrent():
     c = client()
     wait_for("run A to hold the lock", lambda: etcd.query_lock(c, "cluster")["holder"] is not None, 120, a)
     holder = etcd.query_lock(c, "cluster")["holder"]
-    b = upgrade("concurrent-b", "-e", "etcd_lock_timeout=5")
+    b = upgrade("concurrent-b")  # default settings, as a second operator runs it
     wait_for("%s to serve %s" % (first, NEW), lambda: SAMPLER.latest().get(first) == NEW, 300, a)
     ssh(third, "systemctl kill -s KILL etcd")
     rc_b = b.wait()
