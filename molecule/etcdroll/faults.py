@@ -274,7 +274,7 @@ def test_crashloop():
     t = time.monotonic()
     first, second, third = HOSTS
     before = starts()
-    run = upgrade("crashloop", "-e", "etcd_gate_timeout=30")
+    run = upgrade("crashloop")  # default settings: the gate gives up after etcd_gate_timeout, 120 s
     wait_for("%s to serve %s" % (first, NEW), lambda: SAMPLER.latest().get(first) == NEW, 300, run)
     ssh(third, "systemd-run --unit=mooring-crashloop --collect sh -c "
                "'while :; do systemctl kill -s KILL etcd; sleep 0.7; done' >/dev/null")
