@@ -359,7 +359,12 @@ class GatewayClient:
         return self.call("/v3/lease/timetolive", {"ID": str(lease)})
 
 
-def process_starts(urls, cacert, cert, key, timeout=3.0):
+# Seconds a gate gives a member to answer (etcdctl's dial timeout and the /metrics probe): a member
+# slower than that in a look counts as down in it.
+GATE_DIAL_TIMEOUT = 3
+
+
+def process_starts(urls, cacert, cert, key, timeout=GATE_DIAL_TIMEOUT):
     """``{client URL: start time of that member's process (epoch seconds)}`` from each member's
     ``/metrics`` (``process_start_time_seconds``) over mutual TLS; members that do not answer are left out."""
     import http.client
@@ -617,13 +622,13 @@ def _look(run, base, write, starts):
     for m in state["members"]:
         url = _member_url(m, healthy)
         status_url = _member_url(m, state["raft_indexes"])
+        start = next((start_of[u] for u in m["client_urls"] if start_of.get(u)), None)
         # With process start times asked for, a member that did not answer /metrics just now is down,
         # even if etcdctl's retries got a health answer from it within their command timeout.
-        answered = not starts or any(start_of.get(u) for u in m["client_urls"])
         seen[m["name"] or m["id_hex"]] = {
-            "up": url is not None and answered,
+            "up": url is not None and (not starts or start is not None),
             "raft_index": state["raft_indexes"].get(status_url) if status_url else None,
-            "start": next((start_of[u] for u in m["client_urls"] if start_of.get(u)), None),
+            "start": start,
         }
     state["seen"] = seen
     state["write_error"] = write_error
@@ -678,15 +683,20 @@ def describe_looks(looks, exclude=None, last=GATE_HISTORY, fallback=True):
             parts.append("%s down in all of the last %d checks" % (name, len(ups)))
         else:
             verb = "flapped" if down or restarts else "restarted"
-            parts.append("%s %s: down %d of the last %d checks%s" % (
-                name, verb, down, len(ups), "" if not restarts else ", restarted once" if restarts == 1
-                else ", restarted %d times" % restarts))
+            again = {0: "", 1: ", restarted once"}.get(restarts, ", restarted %d times" % restarts)
+            parts.append("%s %s: down %d of the last %d checks%s" % (name, verb, down, len(ups), again))
     if not parts and fallback:
         problems = []
         for st in looks:
             problems.extend(p for p in st.get("problems") or [] if p not in problems)
         parts.append("; ".join(problems or ["no look at the cluster succeeded"]))
     return "; ".join(parts)
+
+
+def gate_client(params):
+    """The ``etcdctl`` base command of a gate, from a module's client options (see :data:`GATE_DIAL_TIMEOUT`)."""
+    return client_args(params["endpoints"], params["cacert"], params["cert"], params["key"], etcdctl=params["etcdctl"],
+                       command_timeout=GATE_DIAL_TIMEOUT + 1, dial_timeout=GATE_DIAL_TIMEOUT)
 
 
 def gate_kwargs(params, check_mode=False):

@@ -133,9 +133,9 @@ from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.etcd import (  # noqa: E402
-    client_args,
     client_argument_spec,
     gate_argument_spec,
+    gate_client,
     gate_kwargs,
     wait_health,
 )
@@ -158,8 +158,7 @@ def main():
         return module.run_command(argv)
 
     try:
-        base = client_args(p["endpoints"], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"],
-                           command_timeout=4, dial_timeout=3)
+        base = gate_client(p)
         state = wait_health(run, base, require=p["require"], expected=p["expected_members"], exclude=p["exclude"],
                             **gate_kwargs(p, module.check_mode))
     except MooringError as exc:

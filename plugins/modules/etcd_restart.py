@@ -101,9 +101,9 @@ from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.etcd import (  # noqa: E402
-    client_args,
     client_argument_spec,
     gate_argument_spec,
+    gate_client,
     gate_kwargs,
     wait_health,
 )
@@ -140,8 +140,7 @@ def main():
             reasons = ["restart requested"]
         if not reasons or module.check_mode:
             module.exit_json(changed=bool(reasons), reasons=reasons, versions={})
-        base = client_args(p["endpoints"], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"],
-                           command_timeout=4, dial_timeout=3)
+        base = gate_client(p)
         kwargs = gate_kwargs(p)
         running = props.get("ActiveState") == "active"
         before = {}
