@@ -28,8 +28,8 @@ import time
 
 import yaml
 
-from ansible_collections.mooring.cluster.plugins.module_utils import bundle as b
-from ansible_collections.mooring.cluster.plugins.module_utils.lock import lock_digest
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import lock_digest
 
 MIB = 1024 * 1024
 

@@ -19,7 +19,7 @@ import time
 
 import yaml
 
-from ansible_collections.mooring.cluster.plugins.module_utils import pki
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki
 
 
 def request(n):

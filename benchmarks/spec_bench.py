@@ -13,9 +13,9 @@ import statistics
 import sys
 import time
 
-from ansible_collections.mooring.cluster.plugins.module_utils.catalog import load_catalog, resolve_versions
-from ansible_collections.mooring.cluster.plugins.module_utils.lock import build_lock
-from ansible_collections.mooring.cluster.plugins.module_utils.spec import parse_installer
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog, resolve_versions
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import build_lock
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import parse_installer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

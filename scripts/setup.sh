@@ -36,7 +36,7 @@ echo "$WORK/collections" > "$site/mooring_cluster_dev.pth"
 cat > "$VENV/bin/mooring" <<PY
 #!$VENV/bin/python
 import sys
-from ansible_collections.mooring.cluster.plugins.module_utils.cli import main
+from ansible_collections.mooring.cluster.plugins.plugin_utils.cli.main import main
 sys.exit(main())
 PY
 chmod 0755 "$VENV/bin/mooring"

@@ -40,7 +40,8 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, os.environ["ANSIBLE_COLLECTIONS_PATH"].split(os.pathsep)[0])
 
-from ansible_collections.mooring.cluster.plugins.module_utils import etcd, netguard  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcd  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard  # noqa: E402
 
 EPH = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
 INVENTORY = os.environ["MOLECULE_INVENTORY_FILE"]

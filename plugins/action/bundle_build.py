@@ -11,9 +11,9 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.mooring.cluster.plugins.module_utils import bundle as backend
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.lock import load_lock
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as backend
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import load_lock
 
 display = Display()
 

@@ -20,8 +20,7 @@ import socket
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.etcd import (
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd import (
     LOCK_PREFIX,
     GatewayClient,
     LockHeldError,
@@ -32,6 +31,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.etcd import (
     release_lock,
     run_holder,
 )
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 ARGUMENT_SPEC = {
     "name": {"type": "str", "default": "cluster"},

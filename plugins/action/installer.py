@@ -10,11 +10,11 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.mooring.cluster.plugins.module_utils.catalog import load_catalog
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.fileio import write_text_if_changed
-from ansible_collections.mooring.cluster.plugins.module_utils.lock import build_lock, dump_lock
-from ansible_collections.mooring.cluster.plugins.module_utils.spec import parse_installer
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_text_if_changed
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import build_lock, dump_lock
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import parse_installer
 
 ARGSPEC = dict(
     src=dict(type="path"),

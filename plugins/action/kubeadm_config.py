@@ -7,8 +7,8 @@ from __future__ import annotations
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.mooring.cluster.plugins.module_utils import kubeadm
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 ARGUMENT_SPEC = {
     "cluster": {"type": "dict", "required": True},

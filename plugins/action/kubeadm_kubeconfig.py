@@ -10,8 +10,8 @@ import tempfile
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.mooring.cluster.plugins.module_utils import kubeadm
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 ARGUMENT_SPEC = {
     "pki_dir": {"type": "path", "required": True},

@@ -7,10 +7,10 @@ from __future__ import annotations
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.lock import load_lock
-from ansible_collections.mooring.cluster.plugins.module_utils.pki import ensure_pki, request_from_inventory
-from ansible_collections.mooring.cluster.plugins.module_utils.spec import DEFAULTS
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import ensure_pki, request_from_inventory
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import load_lock
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import DEFAULTS
 
 # Cluster-wide values every certificate request needs, in one place: an explicit option wins, then
 # the lock's kubernetes options (the installer spec), then the spec's defaults. Every playbook passes

@@ -10,9 +10,9 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.solution import export_images, validate_archive
-from ansible_collections.mooring.cluster.plugins.module_utils.solution_k8s import render_crds
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import export_images, validate_archive
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.k8s import render_crds
 
 ARGUMENT_SPEC = {
     "path": {"type": "path", "required": True},

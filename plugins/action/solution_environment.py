@@ -9,8 +9,8 @@ import json
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.solution_k8s import plan_changes
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.k8s import plan_changes
 
 ARGUMENT_SPEC = {
     "environment": {"type": "str", "required": True},

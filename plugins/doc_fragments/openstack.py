@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Connection options of every module built on module_utils/openstack_module.py."""
+"""Connection options of every module built on module_utils/infra/openstack_module.py."""
 
 from __future__ import annotations
 

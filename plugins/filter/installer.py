@@ -7,11 +7,11 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.mooring.cluster.plugins.module_utils.catalog import load_catalog, resolve_versions
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.kurl_hash import kurl_hash
-from ansible_collections.mooring.cluster.plugins.module_utils.layout import boundary, install_plan
-from ansible_collections.mooring.cluster.plugins.module_utils.spec import hash_installer, parse_installer
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import boundary, install_plan
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog, resolve_versions
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import hash_installer, parse_installer
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import kurl_hash
 
 
 def _document(value):

@@ -87,8 +87,8 @@ from ansible.module_utils.common.text.converters import to_native  # noqa: E402
 from ansible.plugins.inventory import BaseInventoryPlugin  # noqa: E402
 from ansible.utils.display import Display  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils import scheduling  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.infra import scheduling  # noqa: E402
 
 display = Display()
 

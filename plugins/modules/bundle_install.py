@@ -89,7 +89,7 @@ absent:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils import host_install  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import install as host_install  # noqa: E402
 
 
 def main():

@@ -87,8 +87,8 @@ members:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.etcd import client_args, client_argument_spec, ensure_member  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd import client_args, client_argument_spec, ensure_member  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 
 
 def main():

@@ -92,7 +92,7 @@ import os  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils import kubeadm  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm  # noqa: E402
 
 BINARIES = ("kubeadm", "kubelet", "kubectl")
 

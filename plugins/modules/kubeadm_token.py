@@ -77,8 +77,8 @@ argv:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils import kubeadm  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 
 
 def main():

@@ -66,8 +66,8 @@ import traceback
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.mooring.cluster.plugins.module_utils import openstack_infra as infra
-from ansible_collections.mooring.cluster.plugins.module_utils.openstack_module import (
+from ansible_collections.mooring.cluster.plugins.module_utils.infra import openstack as infra
+from ansible_collections.mooring.cluster.plugins.module_utils.infra.openstack_module import (
     MooringOpenStackModule,
 )
 

@@ -131,8 +131,8 @@ changes:
   sample: {"create": ["network/demo-net"], "delete": [], "keep": []}
 """
 
-from ansible_collections.mooring.cluster.plugins.module_utils import openstack_infra as infra
-from ansible_collections.mooring.cluster.plugins.module_utils.openstack_module import (
+from ansible_collections.mooring.cluster.plugins.module_utils.infra import openstack as infra
+from ansible_collections.mooring.cluster.plugins.module_utils.infra.openstack_module import (
     MooringOpenStackModule,
 )
 

@@ -115,7 +115,7 @@ options:
     type: dict
     default: {}
 notes:
-  - Decisions live in C(plugins/module_utils/preflight.py); see docs/preflight.md.
+  - Decisions live in C(plugins/module_utils/cluster/preflight.py); see docs/preflight.md.
 """
 
 EXAMPLES = r"""
@@ -199,7 +199,7 @@ passed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.mooring.cluster.plugins.module_utils.preflight import (
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import (
     DEFAULT_INSTALL_CONFIGURES,
     INSTALL_CONFIGURABLE,
     PreflightError,

@@ -137,13 +137,13 @@ import os  # noqa: E402
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.urls import open_url  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils import netguard  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.errors import MooringError  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.solution_ctr import (  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.ctr import (  # noqa: E402
     MANIFEST_ACCEPT,
     ensure_images,
     manifest_url,
 )
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 
 
 def main():

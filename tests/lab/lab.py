@@ -28,7 +28,7 @@ chosen deterministically from NAME, see :func:`subnet_index`) and containers/vol
 Networking (docs/lab.md): podman's backend is netavark, set explicitly in the lab's
 containers.conf (Debian's podman falls back to CNI without it, and a CNI ``--internal``
 bridge gets no address, so lab traffic would leave through the default route). Nothing
-connects to a lab address before the route guard (``plugins/module_utils/netguard.py``) has
+connects to a lab address before the route guard (``plugins/module_utils/common/netguard.py``) has
 seen the kernel route it through the lab's own bridge.
 """
 

@@ -13,10 +13,10 @@ import sys
 
 import pytest
 
-from ansible_collections.mooring.cluster.plugins.module_utils import bundle as b
-from ansible_collections.mooring.cluster.plugins.module_utils.catalog import load_catalog
-from ansible_collections.mooring.cluster.plugins.module_utils.lock import build_lock
-from ansible_collections.mooring.cluster.plugins.module_utils.spec import parse_installer
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import build_lock
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import parse_installer
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MIRROR = os.environ.get("MOORING_MIRROR_DIR") or os.path.join(

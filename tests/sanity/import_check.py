@@ -33,17 +33,18 @@ def main():
     failures = 0
     for kind in ("module_utils", "modules"):
         folder = os.path.join(ROOT, "plugins", kind)
-        if not os.path.isdir(folder):
-            continue
-        for name in sorted(os.listdir(folder)):
-            if not name.endswith(".py") or name == "__init__.py":
-                continue
-            module = "%s.%s.%s" % (PREFIX, kind, name[:-3])
-            run = subprocess.run([sys.executable, "-c", BLOCKER, module], capture_output=True, text=True, check=False)
-            if run.returncode:
-                failures += 1
-                last = (run.stderr.strip().splitlines() or ["?"])[-1]
-                sys.stdout.write("plugins/%s/%s: %s\n" % (kind, name, last))
+        for here, dirs, files in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
+            for name in sorted(files):
+                if not name.endswith(".py") or name == "__init__.py":
+                    continue
+                rel = os.path.relpath(os.path.join(here, name[:-3]), folder)
+                module = "%s.%s.%s" % (PREFIX, kind, rel.replace(os.sep, "."))
+                run = subprocess.run([sys.executable, "-c", BLOCKER, module], capture_output=True, text=True, check=False)
+                if run.returncode:
+                    failures += 1
+                    last = (run.stderr.strip().splitlines() or ["?"])[-1]
+                    sys.stdout.write("plugins/%s/%s.py: %s\n" % (kind, rel, last))
     if failures:
         sys.stdout.write("%d file(s) import a library a managed host may lack without a guard "
                          "(try/except ImportError, then missing_required_lib or a domain error)\n" % failures)

@@ -187,7 +187,7 @@ def write_source(dest, version):
 
 def build(dest_dir, version, key=None, fmt="iso"):
     """Build ``example-<version>.<fmt>`` in ``dest_dir``; return (archive path, summary)."""
-    from ansible_collections.mooring.cluster.plugins.module_utils import solution
+    from ansible_collections.mooring.cluster.plugins.module_utils.solutions import archive as solution
 
     src = write_source(os.path.join(dest_dir, "src-%s" % version), version)
     out = os.path.join(dest_dir, "%s-%s.%s" % (NAME, version, fmt))

@@ -8,8 +8,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ansible_collections.mooring.cluster.plugins.module_utils import bundle as b
-from ansible_collections.mooring.cluster.plugins.module_utils.lock import lock_digest
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import lock_digest
 from ansible_collections.mooring.cluster.plugins.modules.bundle_unpack import decide_and_act
 
 

@@ -1,0 +1,1279 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: air-gap bundles (build on the controller, verify, unpack on hosts).
+
+A bundle is one uncompressed tar stream::
+
+    bundle.json              manifest: spec hash, the lock, every package and every file in it
+                             (path, size, sha256); canonical JSON, its SHA-256 is the bundle id
+    bundle.json.sig          detached Ed25519 signature (64 raw bytes) of bundle.json
+    packages/<addon>-<version>-<key12>.tar
+                             one per add-on: binaries, image archives, debs (+ a flat apt repo
+                             index), manifests and package.json; built once per distinct input
+                             and kept in a content-addressed cache on the controller
+
+Building needs ``cryptography`` (signing) on the controller. Verifying and unpacking need only
+the Python standard library: the Ed25519 check below is a plain-integer implementation of
+RFC 8032 verification so that hosts without python3-cryptography verify the signature
+themselves before anything is unpacked. Everything streams in fixed-size chunks.
+"""
+
+from __future__ import annotations
+
+import base64
+import concurrent.futures
+import contextlib
+import hashlib
+import io
+import json
+import lzma
+import os
+import posixpath
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import threading
+import time
+import zlib
+
+from ansible.module_utils.urls import open_url
+
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import plan_install
+from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+
+try:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    HAS_CRYPTOGRAPHY = True
+    CRYPTOGRAPHY_IMPORT_ERROR = None
+except ImportError as _exc:  # pragma: no cover - hosts without cryptography only verify
+    HAS_CRYPTOGRAPHY = False
+    CRYPTOGRAPHY_IMPORT_ERROR = _exc
+
+BUNDLE_FORMAT = 1
+# 2: packages record how each artifact installs on hosts (``installs``, see layout.py);
+# 3-5: host packages come with the dependencies a host may lack (apt_closure).
+PACKAGE_FORMAT = 5
+BUNDLE_KIND = "MooringBundle"
+MANIFEST_NAME = "bundle.json"
+SIGNATURE_NAME = "bundle.json.sig"
+CHUNK = 1 << 20
+MAX_MANIFEST = 64 << 20
+ARTIFACT_DIRS = {"binary": "bin", "archive": "archives", "manifest": "manifests", "chart": "charts",
+                 "deb": "debs", "wheel": "wheels"}
+IMAGE_FORMATS = ("oci-archive", "docker-archive")
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class BundleError(MooringError):
+    """A bundle could not be built, verified or unpacked."""
+
+
+class ChecksumError(BundleError):
+    """Content does not match its recorded sha256 (names the artifact, expected and actual)."""
+
+
+class SignatureError(BundleError):
+    """The bundle signature is missing or does not verify with the trusted public key."""
+
+
+# --------------------------------------------------------------------------------------------
+# Ed25519 verification (RFC 8032, section 5.1.7), standard library only.
+# --------------------------------------------------------------------------------------------
+_P = 2 ** 255 - 19
+_L = 2 ** 252 + 27742317777372353535851937790883648493
+_D = (-121665 * pow(121666, _P - 2, _P)) % _P
+_SQRT_M1 = pow(2, (_P - 1) // 4, _P)
+
+
+def _pt_add(p1, p2):
+    x1, y1, z1, t1 = p1
+    x2, y2, z2, t2 = p2
+    a = (y1 - x1) * (y2 - x2) % _P
+    b = (y1 + x1) * (y2 + x2) % _P
+    c = 2 * t1 * t2 * _D % _P
+    d = 2 * z1 * z2 % _P
+    e, f, g, h = b - a, d - c, d + c, b + a
+    return (e * f % _P, g * h % _P, f * g % _P, e * h % _P)
+
+
+def _pt_mul(scalar, point):
+    result = (0, 1, 1, 0)
+    while scalar:
+        if scalar & 1:
+            result = _pt_add(result, point)
+        point = _pt_add(point, point)
+        scalar >>= 1
+    return result
+
+
+def _pt_equal(p1, p2):
+    return (p1[0] * p2[2] - p2[0] * p1[2]) % _P == 0 and (p1[1] * p2[2] - p2[1] * p1[2]) % _P == 0
+
+
+def _recover_x(y, sign):
+    if y >= _P:
+        return None
+    x2 = (y * y - 1) * pow(_D * y * y + 1, _P - 2, _P) % _P
+    if x2 == 0:
+        return None if sign else 0
+    x = pow(x2, (_P + 3) // 8, _P)
+    if (x * x - x2) % _P:
+        x = x * _SQRT_M1 % _P
+    if (x * x - x2) % _P:
+        return None
+    if (x & 1) != sign:
+        x = _P - x
+    return x
+
+
+def _decompress(data):
+    y = int.from_bytes(data, "little")
+    sign = y >> 255
+    y &= (1 << 255) - 1
+    x = _recover_x(y, sign)
+    if x is None:
+        return None
+    return (x, y, 1, x * y % _P)
+
+
+_BASE_Y = 4 * pow(5, _P - 2, _P) % _P
+_BASE = (_recover_x(_BASE_Y, 0), _BASE_Y, 1, _recover_x(_BASE_Y, 0) * _BASE_Y % _P)
+
+
+def ed25519_verify(public_key, message, signature):
+    """True when ``signature`` (64 bytes) is a valid Ed25519 signature of ``message``."""
+    if len(public_key) != 32 or len(signature) != 64:
+        return False
+    a_point = _decompress(public_key)
+    r_point = _decompress(signature[:32])
+    if a_point is None or r_point is None:
+        return False
+    s = int.from_bytes(signature[32:], "little")
+    if s >= _L:
+        return False
+    h = int.from_bytes(hashlib.sha512(signature[:32] + public_key + message).digest(), "little") % _L
+    return _pt_equal(_pt_mul(s, _BASE), _pt_add(r_point, _pt_mul(h, a_point)))
+
+
+# --------------------------------------------------------------------------------------------
+# Keys
+# --------------------------------------------------------------------------------------------
+_SPKI_PREFIX = bytes.fromhex("302a300506032b6570032100")
+
+
+def public_key_from_pem(text):
+    """Raw 32-byte Ed25519 public key from PEM SubjectPublicKeyInfo text."""
+    if isinstance(text, bytes):
+        text = text.decode("ascii", "replace")
+    body = "".join(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("-----"))
+    try:
+        der = base64.b64decode(body, validate=True)
+    except (ValueError, TypeError):
+        der = b""
+    if len(der) != 44 or not der.startswith(_SPKI_PREFIX):
+        raise SignatureError("public key: not a PEM Ed25519 public key (expected 'BEGIN PUBLIC KEY' with "
+                             "an Ed25519 SubjectPublicKeyInfo); use the .pub file written next to the signing key")
+    return der[len(_SPKI_PREFIX):]
+
+
+def read_public_key(path):
+    try:
+        with open(path, "rb") as handle:
+            return public_key_from_pem(handle.read())
+    except OSError as exc:
+        raise SignatureError("public key %s: cannot read it (%s)" % (path, exc.strerror)) from exc
+
+
+def key_fingerprint(public_raw):
+    return "SHA256:" + base64.b64encode(hashlib.sha256(public_raw).digest()).decode("ascii").rstrip("=")
+
+
+def default_key_path():
+    base = os.environ.get("MOORING_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".config", "mooring")
+    return os.path.join(base, "bundle-signing.key")
+
+
+def ensure_signing_key(key_path):
+    """Load the Ed25519 signing key, creating it (0600) and its ``.pub`` on first use.
+
+    Returns ``(private_key, public_pem_bytes, created)``.
+    """
+    if not HAS_CRYPTOGRAPHY:
+        raise BundleError("signing bundles needs the Python 'cryptography' library on the controller "
+                          "(pip install cryptography): %s" % CRYPTOGRAPHY_IMPORT_ERROR)
+    pub_path = key_path + ".pub" if not key_path.endswith(".key") else key_path[:-4] + ".pub"
+    created = False
+    if os.path.exists(key_path):
+        try:
+            with open(key_path, "rb") as handle:
+                key = serialization.load_pem_private_key(handle.read(), password=None)
+        except (OSError, ValueError) as exc:
+            raise BundleError("signing key %s: cannot load it (%s); move it away to create a new one"
+                              % (key_path, exc)) from exc
+        if not isinstance(key, Ed25519PrivateKey):
+            raise BundleError("signing key %s: not an Ed25519 private key" % key_path)
+    else:
+        key = Ed25519PrivateKey.generate()
+        os.makedirs(os.path.dirname(os.path.abspath(key_path)), mode=0o700, exist_ok=True)
+        pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+        fd = os.open(key_path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(pem)
+        os.chmod(key_path + ".tmp", 0o600)
+        os.replace(key_path + ".tmp", key_path)
+        created = True
+    public_pem = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                               serialization.PublicFormat.SubjectPublicKeyInfo)
+    try:
+        with open(pub_path, "rb") as handle:
+            current = handle.read()
+    except OSError:
+        current = None
+    if current != public_pem:
+        with open(pub_path + ".tmp", "wb") as handle:
+            handle.write(public_pem)
+        os.chmod(pub_path + ".tmp", 0o644)
+        os.replace(pub_path + ".tmp", pub_path)
+    return key, public_pem, created
+
+
+def public_key_path(key_path):
+    return key_path[:-4] + ".pub" if key_path.endswith(".key") else key_path + ".pub"
+
+
+# --------------------------------------------------------------------------------------------
+# Small helpers
+# --------------------------------------------------------------------------------------------
+def canonical_json(value):
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def manifest_bytes(manifest):
+    """The exact bytes of bundle.json: sorted keys, one level of indentation, trailing newline."""
+    return (json.dumps(manifest, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def sha256_file(path, counter=None):
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        while True:
+            chunk = handle.read(CHUNK)
+            if not chunk:
+                break
+            digest.update(chunk)
+            size += len(chunk)
+    if counter is not None:
+        counter["bytes_read"] = counter.get("bytes_read", 0) + size
+    return digest.hexdigest(), size
+
+
+def _human(num):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if num < 1024 or unit == "GiB":
+            return "%.1f %s" % (num, unit) if unit != "B" else "%d B" % num
+        num /= 1024.0
+    return "%d B" % num
+
+
+class _Progress(object):
+    """Throttled progress lines (at most one per ``interval`` seconds per step)."""
+
+    def __init__(self, sink, interval=2.0):
+        self.sink = sink
+        self.interval = interval
+        self._last = 0.0
+
+    def say(self, text):
+        if self.sink:
+            self.sink(text)
+
+    def tick(self, what, done, total):
+        if not self.sink:
+            return
+        now = time.monotonic()
+        if now - self._last < self.interval:
+            return
+        self._last = now
+        if total:
+            self.sink("%s: %s / %s (%d%%)" % (what, _human(done), _human(total), done * 100 // max(total, 1)))
+        else:
+            self.sink("%s: %s" % (what, _human(done)))
+
+
+class _HashingWriter(object):
+    def __init__(self, handle):
+        self.handle = handle
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data):
+        self.digest.update(data)
+        self.size += len(data)
+        return self.handle.write(data)
+
+    def flush(self):
+        self.handle.flush()
+
+
+class _HashingReader(object):
+    """Wraps a member file object: hashes what is read, can drain the rest."""
+
+    def __init__(self, handle):
+        self.handle = handle
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def read(self, size=-1):
+        data = self.handle.read(size)
+        self.digest.update(data)
+        self.size += len(data)
+        return data
+
+    def drain(self):
+        while self.read(CHUNK):
+            pass
+
+
+def _tarinfo(name, size, mode=0o644):
+    info = tarfile.TarInfo(name)
+    info.size = size
+    info.mode = mode
+    info.mtime = 0
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    return info
+
+
+def _safe_name(text):
+    return _SAFE.sub("_", text).strip("_") or "x"
+
+
+def _check_member_name(name):
+    norm = posixpath.normpath(name)
+    if name.startswith("/") or norm.startswith("..") or norm != name or "\\" in name:
+        raise BundleError("bundle member %r: unsafe path (absolute, '..' or not normalised); refusing the bundle"
+                          % name)
+    return norm
+
+
+# --------------------------------------------------------------------------------------------
+# Fetching with verification
+# --------------------------------------------------------------------------------------------
+def fetch(url, dest, expected_sha256, name, progress=None, counter=None, timeout=60):
+    """Download ``url`` to ``dest`` (https, http, file) while hashing it.
+
+    On a mismatch nothing is left at ``dest`` and :class:`ChecksumError` names the artifact,
+    the expected and the actual digest. ``expected_sha256`` None = trust on first use.
+    Returns ``(sha256, size)``.
+    """
+    progress = progress or _Progress(None)
+    part = dest + ".part"
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        if url.startswith("file://"):
+            source = open(url[len("file://"):], "rb")  # noqa: SIM115 - closed by the with below
+            total = os.fstat(source.fileno()).st_size
+        elif url.startswith(("http://", "https://")):
+            netguard.check_url(url)
+            source = open_url(url, timeout=timeout, http_agent="mooring.cluster-bundle")
+            total = int(source.headers.get("Content-Length") or 0)
+        else:
+            raise BundleError("artifact %s: unsupported URL %r (use https://, http:// or file://)" % (name, url))
+    except BundleError:
+        raise
+    except Exception as exc:
+        raise BundleError("artifact %s: cannot fetch %s: %s" % (name, url, exc)) from exc
+    try:
+        with source, open(part, "wb") as out:
+            while True:
+                chunk = source.read(CHUNK)
+                if not chunk:
+                    break
+                digest.update(chunk)
+                out.write(chunk)
+                size += len(chunk)
+                progress.tick("fetch %s" % name, size, total)
+    except BundleError:
+        raise
+    except Exception as exc:
+        _unlink(part)
+        raise BundleError("artifact %s: download of %s failed: %s" % (name, url, exc)) from exc
+    if counter is not None:
+        counter["bytes_read"] = counter.get("bytes_read", 0) + size
+    actual = digest.hexdigest()
+    if expected_sha256 and actual != expected_sha256.lower():
+        _unlink(part)
+        raise ChecksumError("artifact %s (%s): sha256 mismatch: expected %s, got %s; nothing was added to the "
+                            "bundle. Check the catalog/overlay entry or the mirror." % (name, url, expected_sha256,
+                                                                                        actual))
+    os.replace(part, dest)
+    return actual, size
+
+
+def _unlink(path):
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def skopeo_copy_argv(ref, digest, dest, image_format):
+    """The skopeo command that saves a registry image as an archive (no daemon, no pull)."""
+    if image_format not in IMAGE_FORMATS:
+        raise BundleError("image %s: format %r is not one of %s" % (ref, image_format, ", ".join(IMAGE_FORMATS)))
+    source = ref
+    if digest:
+        source = ref.split("@", 1)[0]
+        # name:tag@sha256:... is not accepted by every transport; pin by digest only.
+        repo = source.rsplit(":", 1)[0] if ":" in source.rsplit("/", 1)[-1] else source
+        source = "%s@%s" % (repo, digest)
+    return ["skopeo", "copy", "--quiet", "--retry-times", "2", "docker://" + source,
+            "%s:%s:%s" % (image_format, dest, ref.split("@", 1)[0])]
+
+
+# --------------------------------------------------------------------------------------------
+# Debian packages: control fields, flat repository index
+# --------------------------------------------------------------------------------------------
+def deb_control(path):
+    """The control paragraph (text) of a .deb, read with the standard library only."""
+    with open(path, "rb") as handle:
+        if handle.read(8) != b"!<arch>\n":
+            raise BundleError("%s: not a Debian package (no ar header)" % path)
+        while True:
+            header = handle.read(60)
+            if len(header) < 60:
+                break
+            name = header[:16].decode("ascii", "replace").strip().rstrip("/")
+            size = int(header[48:58].decode("ascii").strip())
+            if name.startswith("control.tar"):
+                data = handle.read(size)
+                if name.endswith(".xz"):
+                    data = lzma.decompress(data)
+                elif name.endswith(".gz"):
+                    data = zlib.decompress(data, 16 + zlib.MAX_WBITS)
+                elif name.endswith(".zst"):
+                    data = subprocess.run(["zstd", "-dc"], input=data, capture_output=True, check=True).stdout
+                with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+                    for member in tar.getmembers():
+                        if member.name in ("./control", "control"):
+                            return tar.extractfile(member).read().decode("utf-8").strip("\n")
+                break
+            handle.seek(size + (size & 1), 1)
+    raise BundleError("%s: no control file found in the package" % path)
+
+
+def deb_fields(control_text):
+    fields = {}
+    for line in control_text.splitlines():
+        if line and not line[0].isspace() and ":" in line:
+            key, value = line.split(":", 1)
+            fields[key] = value.strip()
+    return fields
+
+
+def flat_repo_index(entries):
+    """``Packages`` text for a flat apt repository; entries are (control, filename, size, sha256)."""
+    out = []
+    for control, filename, size, sha in sorted(entries, key=lambda e: e[1]):
+        out.append("%s\nFilename: ./%s\nSize: %d\nSHA256: %s\n" % (control, filename, size, sha))
+    return "\n".join(out)
+
+
+def flat_repo_release(packages_text):
+    data = packages_text.encode("utf-8")
+    return ("Origin: mooring.cluster\nLabel: mooring bundle\nSuite: bundle\nCodename: bundle\n"
+            "Date: Thu, 01 Jan 1970 00:00:00 UTC\n"
+            "SHA256:\n %s %d Packages\n" % (hashlib.sha256(data).hexdigest(), len(data)))
+
+
+# --------------------------------------------------------------------------------------------
+# Per-add-on packages (content-addressed cache)
+# --------------------------------------------------------------------------------------------
+def package_inputs(name, addon, distro="debian"):
+    """Everything a package is made from: a change here (and only here) rebuilds it."""
+    artifacts = [{k: a.get(k) for k in ("name", "kind", "arch", "url", "sha256", "dest")}
+                 for a in addon.get("artifacts") or []]
+    images = [{"ref": i.get("ref"), "digest": i.get("digest"), "archive": i.get("archive")}
+              for i in addon.get("images") or []]
+    packages = sorted((addon.get("packages") or {}).get(distro) or [])
+    return {"addon": name, "version": addon.get("version"), "distro": distro, "artifacts": artifacts,
+            "images": images, "packages": packages}
+
+
+def package_key(inputs):
+    return hashlib.sha256(canonical_json({"packageFormat": PACKAGE_FORMAT, "inputs": inputs})).hexdigest()
+
+
+def default_cache_dir():
+    return os.path.join(os.environ.get("MOORING_CACHE_DIR") or "/var/cache/mooring", "bundle")
+
+
+def _artifact_relpath(name, artifact):
+    kind = artifact.get("kind") or "binary"
+    if kind not in ARTIFACT_DIRS:
+        raise BundleError("add-on %s: artifact %s: kind %r is not one of %s"
+                          % (name, artifact.get("name"), kind, ", ".join(sorted(ARTIFACT_DIRS))))
+    dest = artifact.get("dest") or posixpath.basename((artifact.get("url") or "").split("?", 1)[0])
+    if not dest or "/" in dest or dest in (".", ".."):
+        raise BundleError("add-on %s: artifact %s: cannot derive a file name (set 'dest')" % (name, artifact.get("name")))
+    if kind in ("binary", "archive"):
+        return "%s/%s/%s/%s" % (name, ARTIFACT_DIRS[kind], artifact.get("arch") or "all", dest)
+    return "%s/%s/%s" % (name, ARTIFACT_DIRS[kind], dest)
+
+
+def _apt_print_uris(names, status, archives):
+    # An empty dpkg status and an empty archive cache: apt then lists every package it would fetch
+    # for a host with nothing installed (it leaves out what it finds in its cache).
+    proc = subprocess.run(["apt-get", "install", "-qq", "--print-uris", "--no-install-recommends",
+                           "-o", "Dir::State::status=%s" % status, "-o", "Dir::Cache::archives=%s" % archives]
+                          + list(names),
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise BundleError("host packages %s: apt cannot resolve them: %s" % (", ".join(names), proc.stderr.strip()))
+    # 'URI' name_version_arch.deb size SHA256:...
+    return {line.split()[1].split("_", 1)[0] for line in proc.stdout.splitlines() if line.startswith("'")}
+
+
+def apt_closure(names):
+    """``names`` with every dependency a host may lack: apt's resolution against an empty dpkg
+    status, less what every Debian host has (the Priority: required packages).
+    Hosts are air-gapped: a package whose dependency is missing from the bundle cannot install."""
+    dump = subprocess.run(["apt-cache", "dumpavail"], capture_output=True, text=True, check=False).stdout
+    required, pkg = set(), None
+    for line in dump.splitlines():
+        if line.startswith("Package: "):
+            pkg = line.split(": ", 1)[1]
+        elif line == "Priority: required" and pkg:
+            required.add(pkg)
+    with tempfile.TemporaryDirectory(prefix="mooring-apt-") as tmp:
+        status = os.path.join(tmp, "status")
+        open(status, "w").close()
+        os.makedirs(os.path.join(tmp, "archives", "partial"))
+        want = _apt_print_uris(names, status, os.path.join(tmp, "archives"))
+    # Only the required packages themselves are on every host; apt may satisfy their own
+    # dependencies with other alternatives than a host did, so nothing else is left out.
+    return sorted((want - required) | set(names))
+
+
+def _apt_download(names, dest_dir):
+    """Fetch Debian packages by name with the controller's apt (signed archive metadata)."""
+    if not shutil.which("apt-get"):
+        raise BundleError("host packages %s: no deb artifact provides them and this controller has no apt-get; "
+                          "add them to the catalog overlay as kind: deb artifacts" % ", ".join(names))
+    closure = apt_closure(names)
+    proc = subprocess.run(["apt-get", "-q", "-o", "APT::Sandbox::User=root", "download"] + closure,
+                          cwd=dest_dir, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise BundleError("host packages %s: apt-get download failed: %s" % (", ".join(names), proc.stderr.strip()))
+
+
+class PackageCache(object):
+    """Add-on packages keyed by :func:`package_key`, stored as ``<key>.tar`` + ``<key>.json``."""
+
+    def __init__(self, root):
+        self.root = os.path.join(root, "packages")
+
+    def paths(self, key):
+        return os.path.join(self.root, key + ".tar"), os.path.join(self.root, key + ".json")
+
+    def get(self, key):
+        tar_path, meta_path = self.paths(key)
+        try:
+            with open(meta_path, "r", encoding="utf-8") as handle:
+                meta = json.load(handle)
+            if os.path.getsize(tar_path) != meta["size"]:
+                return None
+        except (OSError, ValueError, KeyError):
+            return None
+        return meta
+
+    def build(self, name, addon, distro="debian", progress=None, counter=None, apt_download=_apt_download):
+        inputs = package_inputs(name, addon, distro)
+        key = package_key(inputs)
+        os.makedirs(self.root, exist_ok=True)
+        work = tempfile.mkdtemp(prefix=".build-%s-" % _safe_name(name), dir=self.root)
+        try:
+            meta = self._build_in(work, name, addon, inputs, key, distro, progress, counter, apt_download)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return meta
+
+    def _build_in(self, work, name, addon, inputs, key, distro, progress, counter, apt_download):
+        progress = progress or _Progress(None)
+        files = []
+        seen = {}  # path in the package -> sha256
+
+        def add_file(rel, sha, size, **extra):
+            if rel in seen:
+                raise BundleError("add-on %s: two artifacts would both be stored as %s; give one a distinct 'dest'"
+                                  % (name, rel))
+            seen[rel] = sha
+            entry = {"path": rel, "size": size, "sha256": sha}
+            entry.update({k: v for k, v in extra.items() if v is not None})
+            files.append(entry)
+
+        tofu = []
+        installs = []
+        for artifact in addon.get("artifacts") or []:
+            rel = _artifact_relpath(name, artifact)
+            expected = (artifact.get("sha256") or "").lower()
+            if expected and seen.get(rel) == expected:
+                # One file listed once per architecture (an arch-independent manifest or chart in a
+                # lock for several architectures): the same bytes, stored once.
+                continue
+            target = os.path.join(work, rel)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            label = "%s/%s (%s)" % (name, artifact.get("name"), artifact.get("arch") or "all")
+            sha, size = fetch(artifact.get("url") or "", target, artifact.get("sha256"), label, progress, counter)
+            if not artifact.get("sha256"):
+                tofu.append(label)
+            add_file(rel, sha, size, kind=artifact.get("kind") or "binary", name=artifact.get("name"),
+                     arch=artifact.get("arch"), url=artifact.get("url"),
+                     mode=0o755 if (artifact.get("kind") or "binary") == "binary" else 0o644)
+            install = plan_install(artifact, target, sha, size, addon.get("version"))
+            if install:
+                install["artifact"] = rel
+                installs.append(install)
+        images = []
+        for image in addon.get("images") or []:
+            ref = image.get("ref")
+            archive = image.get("archive") or None
+            fmt = (archive or {}).get("format") or "oci-archive"
+            if fmt not in IMAGE_FORMATS:
+                raise BundleError("add-on %s: image %s: archive format %r is not one of %s"
+                                  % (name, ref, fmt, ", ".join(IMAGE_FORMATS)))
+            rel = "%s/images/%s.%s.tar" % (name, _safe_name(ref.split("@", 1)[0].replace("/", "_").replace(":", "_")),
+                                           fmt)
+            target = os.path.join(work, rel)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            if archive:
+                sha, size = fetch(archive.get("url") or "", target, archive.get("sha256"), "image %s" % ref,
+                                  progress, counter)
+                if not archive.get("sha256"):
+                    tofu.append("image %s" % ref)
+            else:
+                progress.say("skopeo copy %s" % ref)
+                proc = subprocess.run(skopeo_copy_argv(ref, image.get("digest"), target, fmt),
+                                      capture_output=True, text=True, check=False)
+                if proc.returncode != 0:
+                    raise BundleError("add-on %s: image %s: skopeo copy failed: %s" % (name, ref, proc.stderr.strip()))
+                sha, size = sha256_file(target, counter)
+                if not image.get("digest"):
+                    tofu.append("image %s" % ref)
+            add_file(rel, sha, size, kind="image", ref=ref, format=fmt)
+            images.append({"ref": ref, "path": rel, "format": fmt, "digest": image.get("digest")})
+        # Host packages: every deb artifact plus named packages not provided by one.
+        wanted = inputs["packages"]
+        deb_files = [f for f in files if f.get("kind") == "deb"]
+        provided = set()
+        entries = []
+        for entry in deb_files:
+            control = deb_control(os.path.join(work, entry["path"]))
+            fields = deb_fields(control)
+            provided.add(fields.get("Package"))
+            entry["package"] = fields.get("Package")
+            entry["version"] = fields.get("Version")
+            entries.append((control, posixpath.basename(entry["path"]), entry["size"], entry["sha256"]))
+        missing = [p for p in wanted if p not in provided]
+        if missing and distro == "debian":
+            debdir = os.path.join(work, name, "debs")
+            os.makedirs(debdir, exist_ok=True)
+            progress.say("apt-get download %s" % " ".join(missing))
+            before = set(os.listdir(debdir))
+            apt_download(missing, debdir)
+            for fname in sorted(set(os.listdir(debdir)) - before):
+                rel = "%s/debs/%s" % (name, fname)
+                sha, size = sha256_file(os.path.join(debdir, fname), counter)
+                control = deb_control(os.path.join(debdir, fname))
+                fields = deb_fields(control)
+                add_file(rel, sha, size, kind="deb", name=fields.get("Package"), package=fields.get("Package"),
+                         version=fields.get("Version"), source="apt")
+                entries.append((control, fname, size, sha))
+        if entries:
+            index = flat_repo_index(entries)
+            release = flat_repo_release(index)
+            for fname, text in (("Packages", index), ("Release", release)):
+                rel = "%s/debs/%s" % (name, fname)
+                data = text.encode("utf-8")
+                with open(os.path.join(work, rel), "wb") as handle:
+                    handle.write(data)
+                add_file(rel, hashlib.sha256(data).hexdigest(), len(data), kind="repo-index")
+        files.sort(key=lambda f: f["path"])
+        package_json = {
+            "packageFormat": PACKAGE_FORMAT,
+            "addon": name,
+            "version": addon.get("version"),
+            "key": key,
+            "distro": distro,
+            "inputs": inputs,
+            "images": images,
+            "packages": wanted,
+            "repo": "%s/debs" % name if entries else None,
+            "trustedOnFirstUse": tofu,
+            "installs": installs,
+            "files": files,
+        }
+        pj_rel = "%s/package.json" % name
+        pj_data = manifest_bytes(package_json)
+        with open(os.path.join(work, pj_rel), "wb") as handle:
+            handle.write(pj_data)
+        all_files = files + [{"path": pj_rel, "size": len(pj_data), "sha256": hashlib.sha256(pj_data).hexdigest()}]
+        all_files.sort(key=lambda f: f["path"])
+        tar_path, meta_path = self.paths(key)
+        # Temporary names inside the build directory: concurrent builds of one key never clash,
+        # and the last atomic rename wins with identical content.
+        tmp_tar = os.path.join(work, ".package.tar")
+        progress.say("packing %s %s" % (name, addon.get("version")))
+        with open(tmp_tar, "wb") as raw:
+            writer = _HashingWriter(raw)
+            with tarfile.open(fileobj=writer, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+                for entry in all_files:
+                    with open(os.path.join(work, entry["path"]), "rb") as src:
+                        tar.addfile(_tarinfo(entry["path"], entry["size"], entry.get("mode", 0o644)), src)
+                    if counter is not None:
+                        counter["bytes_read"] = counter.get("bytes_read", 0) + entry["size"]
+            raw.flush()
+            os.fsync(raw.fileno())
+        meta = {
+            "key": key,
+            "addon": name,
+            "version": addon.get("version"),
+            "file": "packages/%s-%s-%s.tar" % (_safe_name(name), _safe_name(str(addon.get("version"))), key[:12]),
+            "size": writer.size,
+            "sha256": writer.digest.hexdigest(),
+            "images": images,
+            "packages": wanted,
+            "repo": package_json["repo"],
+            "trustedOnFirstUse": tofu,
+            "installs": installs,
+            "files": [{k: f[k] for k in ("path", "size", "sha256")} for f in all_files],
+        }
+        os.replace(tmp_tar, tar_path)
+        tmp_meta = os.path.join(work, ".package.json")
+        with open(tmp_meta, "w", encoding="utf-8") as handle:
+            json.dump(meta, handle, sort_keys=True, indent=1)
+        os.replace(tmp_meta, meta_path)
+        return meta
+
+
+# --------------------------------------------------------------------------------------------
+# Bundle assembly
+# --------------------------------------------------------------------------------------------
+def select_addons(lock, addons=None):
+    available = sorted((lock.get("addons") or {}).keys())
+    if not addons:
+        return available
+    unknown = [a for a in addons if a not in available]
+    if unknown:
+        raise BundleError("addons: %s not in the lock (it has: %s)" % (", ".join(unknown), ", ".join(available)))
+    return sorted(set(addons))
+
+
+def sandbox_image(lock):
+    """The pause image the catalog pins for the locked Kubernetes version (None if absent)."""
+    for addon in (lock.get("addons") or {}).values():
+        for image in addon.get("images") or []:
+            repo = (image.get("ref") or "").split("@", 1)[0].rsplit(":", 1)[0]
+            if repo.endswith("/pause"):
+                return image["ref"]
+    return None
+
+
+def plan_bundle(lock, cache_dir=None, addons=None, distro="debian"):
+    """Which packages the bundle needs and which are already cached: ``[(name, key, cached_meta)]``."""
+    cache = PackageCache(cache_dir or default_cache_dir())
+    plan = []
+    for name in select_addons(lock, addons):
+        key = package_key(package_inputs(name, lock["addons"][name], distro))
+        plan.append((name, key, cache.get(key)))
+    return plan
+
+
+_MANIFEST_PACKAGE_KEYS = ("key", "version", "file", "size", "sha256", "images", "packages", "repo",
+                          "trustedOnFirstUse", "installs", "files")
+
+
+def build_manifest(lock, metas, public_raw, distro):
+    return {
+        "bundleFormat": BUNDLE_FORMAT,
+        "kind": BUNDLE_KIND,
+        "hash": lock.get("hash"),
+        "specDigest": lock.get("specDigest"),
+        "lockDigest": lock.get("digest"),
+        "distro": distro,
+        "signer": key_fingerprint(public_raw),
+        "sandboxImage": sandbox_image(lock),
+        "lock": lock,
+        "packages": {m["addon"]: {k: m[k] for k in _MANIFEST_PACKAGE_KEYS} for m in metas},
+    }
+
+
+def _build_packages(cache, lock, names, distro, sink, counter, apt_download):
+    """Build the packages ``names`` side by side, one thread per core: decompressing, hashing and
+    copying release the GIL, so a bundle of several add-ons uses every core. ``{name: meta}``."""
+    if not names:
+        return {}
+    apt_lock = threading.Lock()
+
+    def serial_apt(packages, dest):
+        with apt_lock:  # one apt-get download at a time
+            return apt_download(packages, dest)
+
+    def one(name):
+        own = {"bytes_read": 0, "bytes_copied": 0}
+        return cache.build(name, lock["addons"][name], distro, sink, own, serial_apt), own
+
+    for name in names:
+        sink.say("building package %s %s" % (name, lock["addons"][name].get("version")))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(len(names), os.cpu_count() or 1)) as pool:
+        futures = [(name, pool.submit(one, name)) for name in names]
+    built = {}
+    for name, future in futures:
+        meta, own = future.result()
+        built[name] = meta
+        for k, v in own.items():
+            counter[k] = counter.get(k, 0) + v
+    return built
+
+
+def build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distro="debian", progress=None,
+                 check_mode=False, apt_download=_apt_download, verify_cache=False):
+    """Build (or reuse) every package and write the signed bundle to ``output``.
+
+    Returns a result dict: ``changed``, ``id`` (sha256 of bundle.json), ``size`` of the bundle file,
+    per add-on ``reused``, ``bytes_read`` (read through Python: sources, hashing) and
+    ``bytes_copied`` (cached packages copied into the bundle in the kernel). A cached package is
+    trusted by its recorded size unless ``verify_cache`` (then it is re-hashed).
+    """
+    started = time.monotonic()
+    sink = _Progress(progress)
+    cache_dir = cache_dir or default_cache_dir()
+    cache = PackageCache(cache_dir)
+    key_path = key_path or default_key_path()
+    counter = {"bytes_read": 0, "bytes_copied": 0}
+    plan = plan_bundle(lock, cache_dir, addons, distro)
+    if check_mode:
+        current = _existing_manifest_id(output)
+        changed = current is None or any(item[2] is None for item in plan)
+        result = {"path": output, "packages": {name: {"key": key, "reused": meta is not None} for name, key, meta in plan}}
+        if not changed:
+            # Every package is cached: the manifest (and so the id) can be computed without fetching.
+            try:
+                with open(public_key_path(key_path), "rb") as handle:
+                    public_raw = public_key_from_pem(handle.read())
+            except (OSError, SignatureError):
+                changed = True
+            else:
+                data = manifest_bytes(build_manifest(lock, [item[2] for item in plan], public_raw, distro))
+                bundle_id = hashlib.sha256(data).hexdigest()
+                changed = bundle_id != current
+                if not changed:
+                    # What a real run would return, so a check run can go on with the bundle that is there.
+                    result.update({"id": bundle_id, "public_key_path": public_key_path(key_path),
+                                   "sandbox_image": json.loads(data)["sandboxImage"]})
+        result["changed"] = changed
+        return result
+    key, public_pem, key_created = ensure_signing_key(key_path)
+    public_raw = public_key_from_pem(public_pem)
+    metas = []
+    report = {}
+    built = _build_packages(cache, lock, [name for name, _pkey, meta in plan if meta is None], distro, sink, counter,
+                            apt_download)
+    for name, pkey, meta in plan:
+        if meta is None:
+            meta = built[name]
+            report[name] = {"key": pkey, "reused": False}
+        else:
+            report[name] = {"key": pkey, "reused": True}
+        report[name].update({"size": meta["size"], "sha256": meta["sha256"],
+                             "trustedOnFirstUse": meta.get("trustedOnFirstUse", [])})
+        metas.append(meta)
+    manifest = build_manifest(lock, metas, public_raw, distro)
+    data = manifest_bytes(manifest)
+    bundle_id = hashlib.sha256(data).hexdigest()
+    signature = key.sign(data)
+    result = {"path": output, "id": bundle_id, "hash": lock.get("hash"), "packages": report,
+              "public_key": public_pem.decode("ascii"), "public_key_path": public_key_path(key_path),
+              "key_created": key_created, "signer": manifest["signer"],
+              "sandbox_image": manifest["sandboxImage"]}
+    if _existing_manifest_id(output) == bundle_id and os.path.getsize(output) == _bundle_size(data, signature, metas):
+        result.update({"changed": False, "size": os.path.getsize(output), "bytes_read": counter["bytes_read"],
+                       "bytes_copied": 0, "seconds": round(time.monotonic() - started, 3)})
+        return result
+    directory = os.path.dirname(os.path.abspath(output))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".bundle-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            _write_member(out, MANIFEST_NAME, len(data), io.BytesIO(data))
+            _write_member(out, SIGNATURE_NAME, len(signature), io.BytesIO(signature))
+            for meta in metas:
+                tar_path = cache.paths(meta["key"])[0]
+                sink.say("adding %s (%s)" % (meta["file"], _human(meta["size"])))
+                with open(tar_path, "rb") as src:
+                    if verify_cache:
+                        actual, _size = sha256_file(tar_path, counter)
+                        if actual != meta["sha256"]:
+                            raise ChecksumError("cached package %s (%s): sha256 mismatch: expected %s, got %s; delete "
+                                                "it from %s and build again" % (meta["addon"], tar_path, meta["sha256"],
+                                                                                actual, cache.root))
+                    counter["bytes_copied"] += _write_member(out, meta["file"], meta["size"], src, counter)
+            out.write(b"\0" * (2 * tarfile.BLOCKSIZE))
+            pad = -out.tell() % tarfile.RECORDSIZE
+            out.write(b"\0" * pad)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, output)
+    except BaseException:
+        _unlink(tmp)
+        raise
+    size = os.path.getsize(output)
+    result.update({"changed": True, "size": size, "bytes_read": counter["bytes_read"],
+                   "bytes_copied": counter["bytes_copied"], "seconds": round(time.monotonic() - started, 3)})
+    sink.say("bundle %s written: %s, id %s" % (output, _human(size), bundle_id[:16]))
+    return result
+
+
+def _write_member(out, name, size, src, counter=None):
+    """Append one tar member. File sources are copied in the kernel (copy_file_range) when possible,
+    so assembling a bundle from cached packages does not read them through Python."""
+    out.write(_tarinfo(name, size).tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape"))
+    out.flush()
+    copied = 0
+    fileno = getattr(src, "fileno", None)
+    if fileno is not None and hasattr(os, "copy_file_range"):
+        try:
+            in_fd, out_fd = src.fileno(), out.fileno()
+            while copied < size:
+                n = os.copy_file_range(in_fd, out_fd, min(size - copied, 1 << 30))
+                if n == 0:
+                    break
+                copied += n
+        except (OSError, io.UnsupportedOperation):
+            copied = 0
+            src.seek(0)
+            out.seek(0, os.SEEK_END)
+    if copied == 0 and size:
+        while copied < size:
+            chunk = src.read(min(CHUNK, size - copied))
+            if not chunk:
+                break
+            out.write(chunk)
+            copied += len(chunk)
+        if counter is not None and fileno is not None:
+            counter["bytes_read"] += copied
+    if copied != size:
+        raise BundleError("bundle member %s: expected %d bytes, copied %d" % (name, size, copied))
+    out.write(b"\0" * (-size % tarfile.BLOCKSIZE))
+    return copied
+
+
+class _Ticking(object):
+    def __init__(self, handle, sink, what, total):
+        self.handle, self.sink, self.what, self.total, self.done = handle, sink, what, total, 0
+
+    def read(self, size=-1):
+        data = self.handle.read(size)
+        self.done += len(data)
+        self.sink.tick("write %s" % self.what, self.done, self.total)
+        return data
+
+
+def _bundle_size(data, signature, metas):
+    def member(size):
+        return 512 + (size + 511) // 512 * 512
+    total = member(len(data)) + member(len(signature)) + sum(member(m["size"]) for m in metas)
+    total += 1024
+    return (total + tarfile.RECORDSIZE - 1) // tarfile.RECORDSIZE * tarfile.RECORDSIZE
+
+
+def bundle_id_of(path):
+    """The id (sha256 of bundle.json) of the bundle at ``path``, None when absent or unreadable."""
+    return _existing_manifest_id(path)
+
+
+def _existing_manifest_id(path):
+    try:
+        data, _signature = read_head(path)
+    except (BundleError, OSError):
+        return None
+    return hashlib.sha256(data).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# Verification and unpacking (standard library only: runs on hosts)
+# --------------------------------------------------------------------------------------------
+def read_head(path):
+    """(bundle.json bytes, signature bytes) from the first two members, reading nothing else."""
+    try:
+        with tarfile.open(path, mode="r|") as tar:
+            members = []
+            for member in tar:
+                if not member.isfile() or member.size > MAX_MANIFEST:
+                    break
+                members.append((member.name, tar.extractfile(member).read()))
+                if len(members) == 2:
+                    break
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise BundleError("%s: not a readable bundle (%s)" % (path, exc)) from exc
+    names = [m[0] for m in members]
+    if names[:1] != [MANIFEST_NAME]:
+        raise BundleError("%s: not a mooring bundle (first member must be %s)" % (path, MANIFEST_NAME))
+    if names[1:2] != [SIGNATURE_NAME]:
+        raise SignatureError("%s: unsigned bundle (no %s after %s); refusing it"
+                             % (path, SIGNATURE_NAME, MANIFEST_NAME))
+    return members[0][1], members[1][1]
+
+
+def verify_manifest(data, signature, public_raw, where="bundle"):
+    """Check the signature, then parse bundle.json. Returns the manifest."""
+    if not ed25519_verify(public_raw, data, signature):
+        raise SignatureError("%s: signature of %s does not verify with the trusted key %s; refusing it"
+                             % (where, MANIFEST_NAME, key_fingerprint(public_raw)))
+    try:
+        manifest = json.loads(data.decode("utf-8"))
+    except ValueError as exc:
+        raise BundleError("%s: %s is not JSON: %s" % (where, MANIFEST_NAME, exc)) from exc
+    if manifest.get("kind") != BUNDLE_KIND or manifest.get("bundleFormat") != BUNDLE_FORMAT:
+        raise BundleError("%s: unsupported bundle (kind %r, format %r)"
+                          % (where, manifest.get("kind"), manifest.get("bundleFormat")))
+    for name, pkg in (manifest.get("packages") or {}).items():
+        _check_member_name(pkg["file"])
+        if not _HEX64.match(pkg.get("sha256") or ""):
+            raise BundleError("%s: package %s has no valid sha256" % (where, name))
+        for entry in pkg.get("files") or []:
+            _check_member_name(entry["path"])
+            if not entry["path"].startswith(name + "/"):
+                raise BundleError("%s: package %s lists %s outside its directory" % (where, name, entry["path"]))
+    return manifest
+
+
+def _verify_stream(path, public_raw, on_package=None, progress=None):
+    """One pass over the bundle: signature first, then every package's size and sha256.
+
+    ``on_package(name, pkg, reader)`` may consume the member (e.g. to unpack it); the member is
+    drained and its digest checked afterwards either way.
+    """
+    sink = _Progress(progress)
+    try:
+        with tarfile.open(path, mode="r|") as tar:
+            members = iter(tar)
+            heads = []
+            for _index in range(2):
+                member = next(members, None)
+                if member is None or not member.isfile() or member.size > MAX_MANIFEST:
+                    break
+                heads.append((member.name, tar.extractfile(member).read()))
+            if [h[0] for h in heads[:1]] != [MANIFEST_NAME]:
+                raise BundleError("%s: not a mooring bundle (first member must be %s)" % (path, MANIFEST_NAME))
+            if [h[0] for h in heads[1:2]] != [SIGNATURE_NAME]:
+                raise SignatureError("%s: unsigned bundle (no %s); refusing it" % (path, SIGNATURE_NAME))
+            data, signature = heads[0][1], heads[1][1]
+            manifest = verify_manifest(data, signature, public_raw, path)
+            expected = {pkg["file"]: (name, pkg) for name, pkg in manifest["packages"].items()}
+            seen = set()
+            for member in members:
+                if member.name not in expected or member.name in seen:
+                    raise BundleError("%s: unexpected member %r (not listed in the signed %s); refusing it"
+                                      % (path, member.name, MANIFEST_NAME))
+                if not member.isfile():
+                    raise BundleError("%s: member %r is not a regular file; refusing it" % (path, member.name))
+                name, pkg = expected[member.name]
+                if member.size != pkg["size"]:
+                    raise ChecksumError("%s: package %s: size %d, the signed manifest says %d; refusing it"
+                                        % (path, name, member.size, pkg["size"]))
+                reader = _HashingReader(tar.extractfile(member))
+                ticking = _Ticking(reader, sink, "verify %s" % name, pkg["size"])
+                if on_package is not None:
+                    on_package(name, pkg, ticking)
+                reader.drain()
+                actual = reader.digest.hexdigest()
+                if actual != pkg["sha256"]:
+                    raise ChecksumError("%s: package %s (%s): sha256 mismatch: expected %s, got %s; refusing it"
+                                        % (path, name, member.name, pkg["sha256"], actual))
+                seen.add(member.name)
+            missing = sorted(set(expected) - seen)
+            if missing:
+                raise BundleError("%s: incomplete bundle, missing %s; copy it again" % (path, ", ".join(missing)))
+    except (tarfile.TarError, EOFError) as exc:
+        raise BundleError("%s: damaged bundle (%s); refusing it" % (path, exc)) from exc
+    return manifest, data, signature
+
+
+def verify_bundle(path, public_raw, progress=None):
+    """Verify signature and every checksum without writing anything. Returns the summary."""
+    manifest, data, _sig = _verify_stream(path, public_raw, progress=progress)
+    return summarize(manifest, hashlib.sha256(data).hexdigest())
+
+
+def verify_signature(path, public_raw):
+    """Check only the signature of bundle.json (reads the first members). Returns the summary."""
+    data, signature = read_head(path)
+    manifest = verify_manifest(data, signature, public_raw, path)
+    return summarize(manifest, hashlib.sha256(data).hexdigest())
+
+
+def summarize(manifest, bundle_id, root=None):
+    """What roles need: per add-on directory, apt repo, host packages, binaries and images."""
+    base = posixpath.join(root, bundle_id) if root else None
+    addons = {}
+    for name, pkg in sorted(manifest["packages"].items()):
+        binaries = []
+        archives = []
+        installed_by_record = {i.get("artifact") for i in pkg.get("installs") or []}
+        for entry in pkg["files"]:
+            parts = entry["path"].split("/")
+            if entry["path"] in installed_by_record:
+                continue  # installed where its upstream layout says, by bundle_install (layout.py)
+            if len(parts) == 4 and parts[1] in ("bin", "archives"):
+                (binaries if parts[1] == "bin" else archives).append(
+                    {"name": parts[3], "arch": parts[2], "path": entry["path"]})
+        addons[name] = {
+            "version": pkg["version"],
+            "key": pkg["key"],
+            "repo": pkg.get("repo"),
+            "packages": pkg.get("packages") or [],
+            "binaries": binaries,
+            "archives": archives,
+            "images": pkg.get("images") or [],
+            "installs": pkg.get("installs") or [],
+        }
+        if base:
+            addons[name]["dir"] = posixpath.join(base, name)
+    summary = {"id": bundle_id, "hash": manifest.get("hash"), "lock_digest": manifest.get("lockDigest"),
+               "signer": manifest.get("signer"), "sandbox_image": manifest.get("sandboxImage"),
+               "distro": manifest.get("distro"), "path": base, "addons": addons,
+               "packages": sorted({p for a in addons.values() for p in a["packages"]})}
+    if base:
+        # Flat lists with absolute paths, so roles need no Jinja to find things.
+        summary["repos"] = [posixpath.join(base, a["repo"]) for a in (addons[n] for n in sorted(addons)) if a["repo"]]
+        summary["binaries"] = [dict(b, addon=n, path=posixpath.join(base, b["path"]))
+                               for n, a in sorted(addons.items()) for b in a["binaries"]]
+        summary["images"] = [dict(i, addon=n, path=posixpath.join(base, i["path"]))
+                             for n, a in sorted(addons.items()) for i in a["images"]]
+        summary["archives"] = [dict(x, addon=n, path=posixpath.join(base, x["path"]))
+                               for n, a in sorted(addons.items()) for x in a["archives"]]
+        # How each upstream artifact lands on the host (layout.py), with the artifact's path here.
+        summary["installs"] = [dict(i, addon=n, path=posixpath.join(base, i["artifact"]))
+                               for n, a in sorted(addons.items()) for i in a["installs"]]
+    return summary
+
+
+def _extract_package(name, pkg, fileobj, dest):
+    """Unpack one package (a tar) into ``dest``, checking every file against the manifest."""
+    wanted = {f["path"]: f for f in pkg["files"]}
+    done = set()
+    with tarfile.open(fileobj=fileobj, mode="r|") as inner:
+        for member in inner:
+            if member.name not in wanted or member.name in done or not member.isfile():
+                raise BundleError("package %s: unexpected entry %r; refusing the bundle" % (name, member.name))
+            entry = wanted[member.name]
+            target = os.path.join(dest, *member.name.split("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            digest = hashlib.sha256()
+            size = 0
+            src = inner.extractfile(member)
+            with open(target, "wb") as out:
+                while True:
+                    chunk = src.read(CHUNK)
+                    if not chunk:
+                        break
+                    digest.update(chunk)
+                    size += len(chunk)
+                    out.write(chunk)
+            os.chmod(target, 0o755 if member.mode & 0o111 else 0o644)
+            if size != entry["size"] or digest.hexdigest() != entry["sha256"]:
+                raise ChecksumError("package %s: file %s: sha256 mismatch: expected %s, got %s; refusing the bundle"
+                                    % (name, member.name, entry["sha256"], digest.hexdigest()))
+            done.add(member.name)
+    missing = sorted(set(wanted) - done)
+    if missing:
+        raise BundleError("package %s: missing %s; refusing the bundle" % (name, ", ".join(missing)))
+
+
+def installed_bundle(root, bundle_id, public_raw):
+    """The summary of an already unpacked bundle, or None when it is absent or does not verify."""
+    base = os.path.join(root, bundle_id)
+    try:
+        with open(os.path.join(base, MANIFEST_NAME), "rb") as handle:
+            data = handle.read()
+        with open(os.path.join(base, SIGNATURE_NAME), "rb") as handle:
+            signature = handle.read()
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != bundle_id:
+        return None
+    try:
+        manifest = verify_manifest(data, signature, public_raw, base)
+    except BundleError:
+        return None
+    return summarize(manifest, bundle_id, root)
+
+
+def unpack_bundle(path, root, public_raw, expected_id=None, progress=None):
+    """Verify everything (pass 1), then unpack (pass 2, re-checking every digest) atomically.
+
+    Nothing is written under ``root`` until pass 1 has verified the signature and every
+    package checksum; pass 2 unpacks into a temporary directory renamed into place only when
+    every file matched. Returns ``(summary, changed)``.
+    """
+    manifest, data, _sig = _verify_stream(path, public_raw, progress=progress)
+    bundle_id = hashlib.sha256(data).hexdigest()
+    if expected_id and bundle_id != expected_id:
+        raise BundleError("%s: bundle id %s, expected %s (a different bundle was copied); refusing it"
+                          % (path, bundle_id, expected_id))
+    existing = installed_bundle(root, bundle_id, public_raw)
+    if existing is not None:
+        return existing, False
+    os.makedirs(root, mode=0o755, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".unpack-%s-" % bundle_id[:12], dir=root)
+    try:
+        _verify_stream(path, public_raw, on_package=lambda name, pkg, reader: _extract_package(name, pkg, reader, tmp),
+                       progress=progress)
+        for fname, payload in ((MANIFEST_NAME, data), (SIGNATURE_NAME, _sig)):
+            with open(os.path.join(tmp, fname), "wb") as handle:
+                handle.write(payload)
+        os.chmod(tmp, 0o755)  # noqa: S103 - bundle content is public (no secrets), root-owned
+        final = os.path.join(root, bundle_id)
+        if os.path.exists(final):
+            shutil.rmtree(final)
+        os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return summarize(manifest, bundle_id, root), True
+
+
+# --------------------------------------------------------------------------------------------
+# containerd image import (host side), command lines kept here so they are unit-tested
+# --------------------------------------------------------------------------------------------
+def ctr_list_argv(ctr="ctr", address="/run/containerd/containerd.sock", namespace="k8s.io"):
+    return [ctr, "--address", address, "--namespace", namespace, "images", "list", "--quiet"]
+
+
+def ctr_import_argv(path, ctr="ctr", address="/run/containerd/containerd.sock", namespace="k8s.io"):
+    # No registry involved: the archive is read from disk and unpacked into the snapshotter.
+    return [ctr, "--address", address, "--namespace", namespace, "images", "import", "--no-unpack=false", path]
+
+
+def images_to_import(wanted, present):
+    """The images of ``wanted`` (dicts with ``ref``) whose reference is not in ``present``."""
+    present = set(present)
+    return [image for image in wanted if image["ref"] not in present and _docker_io(image["ref"]) not in present]
+
+
+def _docker_io(ref):
+    """containerd names Docker Hub images in full (docker.io/library/x:tag)."""
+    first = ref.split("/", 1)[0]
+    if "/" in ref and ("." in first or ":" in first or first == "localhost"):
+        return ref
+    if "/" not in ref:
+        return "docker.io/library/" + ref
+    return "docker.io/" + ref

@@ -1,0 +1,725 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: host preflight checks (gather, judge, report).
+
+Three layers, each plain data in and out:
+
+* :func:`gather` reads one host's state (``/proc``, ``/sys``, ``/etc``, ``statvfs``, TCP
+  connects to its peers). Everything it touches is below ``root`` and every program it runs
+  goes through the ``run`` callable, so tests feed it a fake tree.
+* :func:`judge_host` turns one host's facts into results ``{check, status, message}``
+  against thresholds; :func:`judge_inventory` adds the checks that need every host at once
+  (unique hostnames and machine-ids, reachability) on the controller.
+* :func:`render_report` builds the host x check table and the list of what to do.
+
+A status is ``pass``, ``install`` (not ready yet, but ``mooring.cluster.install`` configures it:
+no action needed, never a failure or a warning), ``warn``, ``fail`` or ``ignored`` (a check named
+in the ignore list). Which checks the install configures is a setting (``install_configures``);
+a check not in it keeps blocking. Nothing here changes anything on a host.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import socket
+
+from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+
+
+class PreflightError(MooringError):
+    """Preflight was given bad settings (the message names the setting and what to do)."""
+
+
+ROLES = ("control_plane", "etcd", "workers")
+STATUSES = ("pass", "install", "warn", "fail", "ignored")
+# Report columns, in order. Every result's ``check`` is one of these.
+CHECKS = (
+    "cpu", "memory", "disk", "swap", "ports", "bridge_netfilter", "overlayfs", "ip_forward",
+    "ipvs", "ipip", "wireguard", "cgroup", "systemd", "time_sync", "distribution",
+    "hostname", "machine_id", "reachability",
+)
+KERNEL_FEATURES = ("ipvs", "ipip", "wireguard")
+# What the install (roles/kubeadm: tasks/swap.yml, tasks/kernel.yml) configures on a host that is
+# not ready yet. A check named in ``install_configures`` gets status ``install`` instead of
+# failing, as long as the install can do it (a kernel module it needs must exist for the kernel).
+INSTALL_CONFIGURABLE = ("swap", "bridge_netfilter", "overlayfs", "ip_forward")
+DEFAULT_INSTALL_CONFIGURES = list(INSTALL_CONFIGURABLE)
+# The kernel module behind a check, which the install loads (roles/kubeadm vars __kubeadm_kernel_modules).
+NEEDED_MODULES = {"bridge_netfilter": "br_netfilter", "overlayfs": "overlay"}
+
+MIB = 1024 * 1024
+
+# Minimum (fail below) and recommended (warn below) per role; a host with several roles
+# must meet the highest of them. Figures: kubeadm's own preflight (2 CPUs, 1700 MB for a
+# control plane) and etcd's hardware guidance.
+DEFAULT_THRESHOLDS = {
+    "control_plane": {"cpus": {"min": 2, "recommended": 4}, "memory_mb": {"min": 1700, "recommended": 4096}},
+    "etcd": {"cpus": {"min": 2, "recommended": 2}, "memory_mb": {"min": 2048, "recommended": 8192}},
+    "workers": {"cpus": {"min": 1, "recommended": 2}, "memory_mb": {"min": 1024, "recommended": 2048}},
+}
+DEFAULT_DISKS = [
+    {"path": "/var/lib/etcd", "roles": ["etcd"], "min_free_mb": 2048, "recommended_free_mb": 10240,
+     "purpose": "etcd data"},
+    {"path": "/var/lib/containerd", "roles": list(ROLES), "min_free_mb": 10240, "recommended_free_mb": 51200,
+     "purpose": "containerd images"},
+    {"path": "/var/lib/mooring", "roles": list(ROLES), "min_free_mb": 4096, "recommended_free_mb": 10240,
+     "purpose": "the air-gap bundle"},
+]
+DEFAULT_PORTS = {
+    "control_plane": [6443, 10250, 10257, 10259],
+    "etcd": [2379, 2380],
+    "workers": [10250, 10256],
+}
+# Our own components may hold their ports on a re-run: that is not a conflict.
+OWN_PROCESSES = ("kube-apiserver", "kube-controller", "kube-scheduler", "kubelet", "kube-proxy", "etcd")
+DEFAULT_DISTRIBUTIONS = {
+    "debian": ["11", "12"],
+    "ubuntu": ["22.04", "24.04"],
+    "rhel": ["8", "9"],
+    "rocky": ["8", "9"],
+    "almalinux": ["8", "9"],
+}
+HOSTNAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$")
+TCP_LISTEN = "0A"
+
+
+# ---------------------------------------------------------------- settings
+
+def settings(thresholds=None, disks=None, ports=None, distributions=None, kernel_features=None, ignore=None,
+             install_configures=None):
+    """Validated settings: user values merged over the defaults. Raises PreflightError.
+
+    ``install_configures`` None means the default (every check the install configures);
+    ``[]`` makes all of them blocking again (hosts prepared otherwise).
+    """
+    problems = []
+    th = copy.deepcopy(DEFAULT_THRESHOLDS)
+    for role, items in (thresholds or {}).items():
+        if role not in ROLES:
+            problems.append("thresholds: unknown role %r (use one of %s)" % (role, ", ".join(ROLES)))
+            continue
+        if not isinstance(items, dict):
+            problems.append("thresholds.%s: must be a mapping of cpus/memory_mb" % role)
+            continue
+        for key, lim in items.items():
+            if key not in ("cpus", "memory_mb"):
+                problems.append("thresholds.%s: unknown key %r (use cpus or memory_mb)" % (role, key))
+                continue
+            if isinstance(lim, (int, float)) and not isinstance(lim, bool):
+                lim = {"min": lim}
+            if not isinstance(lim, dict) or set(lim) - {"min", "recommended"}:
+                problems.append("thresholds.%s.%s: expected a number or {min, recommended}, got %r" % (role, key, lim))
+                continue
+            th[role][key].update(lim)
+            if th[role][key]["recommended"] < th[role][key]["min"]:
+                th[role][key]["recommended"] = th[role][key]["min"]
+            for k, v in th[role][key].items():
+                if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
+                    problems.append("thresholds.%s.%s.%s: must be a number >= 0, got %r" % (role, key, k, v))
+    dk = []
+    for i, d in enumerate(DEFAULT_DISKS if disks is None else disks):
+        if not isinstance(d, dict) or not str(d.get("path", "")).startswith("/"):
+            problems.append("disks[%d]: needs an absolute path, got %r" % (i, d))
+            continue
+        item = {"roles": list(ROLES), "min_free_mb": 0, "recommended_free_mb": 0, "purpose": d["path"]}
+        item.update(d)
+        bad_roles = [r for r in item["roles"] if r not in ROLES]
+        if bad_roles:
+            problems.append("disks[%d].roles: unknown %s (use %s)" % (i, bad_roles, ", ".join(ROLES)))
+        item["recommended_free_mb"] = max(item["recommended_free_mb"], item["min_free_mb"])
+        dk.append(item)
+    pt = copy.deepcopy(DEFAULT_PORTS if ports is None else ports)
+    for role, plist in pt.items():
+        if role not in ROLES:
+            problems.append("ports: unknown role %r (use one of %s)" % (role, ", ".join(ROLES)))
+        elif not all(isinstance(p, int) and 0 < p < 65536 for p in plist):
+            problems.append("ports.%s: every port must be an integer 1-65535, got %r" % (role, plist))
+    kf = list(kernel_features or [])
+    for f in kf:
+        if f not in KERNEL_FEATURES:
+            problems.append("kernel_features: unknown feature %r (use %s)" % (f, ", ".join(KERNEL_FEATURES)))
+    ig = list(ignore or [])
+    for entry in ig:
+        check = entry.split(":", 1)[-1]
+        if check not in CHECKS:
+            problems.append("ignore: unknown check %r (use CHECK or HOST:CHECK, checks: %s)"
+                            % (entry, ", ".join(CHECKS)))
+    ic = list(DEFAULT_INSTALL_CONFIGURES if install_configures is None else install_configures)
+    for check in ic:
+        if check not in INSTALL_CONFIGURABLE:
+            problems.append("install_configures: %r is not something the install configures (use any of %s)"
+                            % (check, ", ".join(INSTALL_CONFIGURABLE)))
+    if problems:
+        raise PreflightError("invalid preflight settings", problems)
+    given = DEFAULT_DISTRIBUTIONS if distributions is None else distributions
+    dist = {k: [str(v) for v in vs] for k, vs in given.items()}
+    return {"thresholds": th, "disks": dk, "ports": pt, "distributions": dist, "kernel_features": kf,
+            "ignore": ig, "install_configures": ic}
+
+
+def host_roles(groups):
+    """The preflight roles of a host from its group names; a host in none counts as a worker."""
+    roles = [r for r in ROLES if r in (groups or [])]
+    return roles or ["workers"]
+
+
+# ---------------------------------------------------------------- gather (on the host)
+
+def _read(root, path, default=None):
+    try:
+        with open(os.path.join(root, path.lstrip("/")), encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def _exists(root, path):
+    return os.path.exists(os.path.join(root, path.lstrip("/")))
+
+
+def parse_meminfo(text):
+    """{key: kB} from /proc/meminfo."""
+    out = {}
+    for line in (text or "").splitlines():
+        m = re.match(r"^(\w+):\s+(\d+)", line)
+        if m:
+            out[m.group(1)] = int(m.group(2))
+    return out
+
+
+def parse_os_release(text):
+    out = {}
+    for line in (text or "").splitlines():
+        if "=" in line and not line.startswith("#"):
+            k, v = line.split("=", 1)
+            out[k.strip()] = v.strip().strip('"').strip("'")
+    return out
+
+
+def parse_listening(*tables):
+    """{port: inode} of listening TCP sockets from /proc/net/tcp and /proc/net/tcp6 texts."""
+    out = {}
+    for text in tables:
+        for line in (text or "").splitlines()[1:]:
+            parts = line.split()
+            if len(parts) < 10 or parts[3] != TCP_LISTEN:
+                continue
+            port = int(parts[1].rsplit(":", 1)[1], 16)
+            out.setdefault(port, parts[9])
+    return out
+
+
+def parse_swaps(text):
+    """Total swap in MiB from /proc/swaps."""
+    total_kb = 0
+    for line in (text or "").splitlines()[1:]:
+        parts = line.split()
+        if len(parts) >= 3 and parts[2].isdigit():
+            total_kb += int(parts[2])
+    return total_kb // 1024
+
+
+MODULE_DIRS = ("/lib/modules", "/usr/lib/modules")
+_KO_RE = re.compile(r"\.ko(\.(xz|gz|zst|bz2))?$")
+
+
+def _module_name(path):
+    """The module name of a module file path (``kernel/net/bridge/br_netfilter.ko.xz`` -> ``br_netfilter``)."""
+    base = os.path.basename(path.strip())
+    if not _KO_RE.search(base):
+        return None
+    return _KO_RE.sub("", base).replace("-", "_")
+
+
+def module_files(root, release):
+    """(built-in module names, loadable module names) of kernel ``release``.
+
+    From ``modules.builtin`` and ``modules.dep`` in /lib/modules/RELEASE (or /usr/lib/modules);
+    without modules.dep, the ``*.ko*`` files found there count as loadable.
+    """
+    builtin = set()
+    loadable = set()
+    if not release:
+        return builtin, loadable
+    for base in MODULE_DIRS:
+        moddir = "%s/%s" % (base, release)
+        if not _exists(root, moddir):
+            continue
+        for line in (_read(root, moddir + "/modules.builtin", "") or "").splitlines():
+            name = _module_name(line)
+            if name:
+                builtin.add(name)
+        dep = _read(root, moddir + "/modules.dep")
+        if dep is not None:
+            for line in dep.splitlines():
+                name = _module_name(line.split(":", 1)[0])
+                if name:
+                    loadable.add(name)
+        else:
+            for _dir, _subdirs, files in os.walk(os.path.join(root, moddir.lstrip("/"))):
+                loadable.update(n for n in (_module_name(f) for f in files) if n)
+        break
+    return builtin, loadable
+
+
+def socket_owners(root, inodes):
+    """{inode: process name} for the given socket inodes, by walking /proc/*/fd."""
+    wanted = {"socket:[%s]" % i: i for i in inodes}
+    owners = {}
+    proc = os.path.join(root, "proc")
+    try:
+        pids = [p for p in os.listdir(proc) if p.isdigit()]
+    except OSError:
+        return owners
+    for pid in pids:
+        fd_dir = os.path.join(proc, pid, "fd")
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(os.path.join(fd_dir, fd))
+            except OSError:
+                continue
+            if target in wanted and wanted[target] not in owners:
+                comm = (_read(root, "/proc/%s/comm" % pid, "") or "").strip()
+                owners[wanted[target]] = comm or "pid %s" % pid
+        if len(owners) == len(wanted):
+            break
+    return owners
+
+
+def free_mb(path, root="/"):
+    """(free MiB, the existing directory measured) at PATH or its nearest existing parent."""
+    p = os.path.join(root, path.lstrip("/"))
+    while not os.path.exists(p) and p not in ("/", root):
+        p = os.path.dirname(p)
+    st = os.statvfs(p)
+    return st.f_bavail * st.f_frsize // MIB, "/" + os.path.relpath(p, root).lstrip(".")
+
+
+def probe_tcp(address, port, timeout=2.0):
+    try:
+        netguard.check(address)
+        with socket.create_connection((address, port), timeout=timeout):
+            return True, ""
+    except OSError as exc:
+        return False, str(exc)
+
+
+def gather(root="/", run=None, disk_paths=(), peers=None, peer_port=22, probe=probe_tcp):
+    """Facts of this host. ``run(argv) -> (rc, stdout, stderr)`` runs a program (optional)."""
+    meminfo = parse_meminfo(_read(root, "/proc/meminfo"))
+    osr = parse_os_release(_read(root, "/etc/os-release") or _read(root, "/usr/lib/os-release"))
+    listening = parse_listening(_read(root, "/proc/net/tcp"), _read(root, "/proc/net/tcp6"))
+    owners = socket_owners(root, set(listening.values())) if listening else {}
+    try:
+        cpus = len(os.sched_getaffinity(0)) if root == "/" else None
+    except (AttributeError, OSError):
+        cpus = None
+    if cpus is None:
+        cpus = len(re.findall(r"^processor\s*:", _read(root, "/proc/cpuinfo", "") or "", re.M)) or None
+    if _exists(root, "/sys/fs/cgroup/cgroup.controllers"):
+        cgroup = "v2"
+    elif _exists(root, "/sys/fs/cgroup/unified"):
+        cgroup = "hybrid"
+    else:
+        cgroup = "v1"
+    filesystems = _read(root, "/proc/filesystems", "") or ""
+    modules = _read(root, "/proc/modules", "") or ""
+
+    def module(name):
+        return _exists(root, "/sys/module/" + name) or re.search(r"^%s\s" % name, modules, re.M) is not None
+
+    time_sync = None
+    if run is not None:
+        rc, out, _err = run(["timedatectl", "show", "-p", "NTPSynchronized", "--value"])
+        if rc == 0 and out.strip() in ("yes", "no"):
+            time_sync = out.strip() == "yes"
+    disks = {}
+    for path in disk_paths:
+        try:
+            disks[path] = dict(zip(("free_mb", "measured"), free_mb(path, root)))
+        except OSError as exc:
+            disks[path] = {"error": str(exc)}
+    reach = {}
+    for name, address in sorted((peers or {}).items()):
+        ok, err = probe(address or name, peer_port)
+        reach[name] = {"address": address or name, "ok": ok, "error": err}
+    ip_forward = (_read(root, "/proc/sys/net/ipv4/ip_forward", "") or "").strip()
+    release = (_read(root, "/proc/sys/kernel/osrelease", "") or "").strip()
+    builtin, loadable = module_files(root, release)
+    return {
+        "hostname": (_read(root, "/proc/sys/kernel/hostname", "") or "").strip() or socket.gethostname(),
+        "machine_id": (_read(root, "/etc/machine-id", "") or "").strip(),
+        "cpus": cpus,
+        "memory_mb": meminfo.get("MemTotal", 0) // 1024,
+        "swap_mb": parse_swaps(_read(root, "/proc/swaps")),
+        "disks": disks,
+        "listening": {str(p): owners.get(i, "") for p, i in sorted(listening.items())},
+        "kernel": {
+            "release": release,
+            "bridge_netfilter": _exists(root, "/proc/sys/net/bridge/bridge-nf-call-iptables"),
+            "overlayfs": re.search(r"\toverlay$", filesystems, re.M) is not None,
+            "ip_forward": ip_forward == "1" if ip_forward else None,
+            "ipvs": _exists(root, "/proc/net/ip_vs") or module("ip_vs"),
+            "ipip": module("ipip") or _exists(root, "/sys/class/net/tunl0"),
+            "wireguard": module("wireguard"),
+            # The modules the install loads: loaded now, built into the kernel, or loadable
+            # (a module file for the running kernel).
+            "modules": {name: {"loaded": module(name), "builtin": name in builtin, "loadable": name in loadable}
+                        for name in sorted(NEEDED_MODULES.values())},
+        },
+        "cgroup": cgroup,
+        "init": (_read(root, "/proc/1/comm", "") or "").strip(),
+        "systemd": _exists(root, "/run/systemd/system"),
+        "time_sync": time_sync,
+        "distribution": {"id": osr.get("ID", ""), "version_id": osr.get("VERSION_ID", ""),
+                         "pretty": osr.get("PRETTY_NAME", "")},
+        "reach": reach,
+    }
+
+
+# ---------------------------------------------------------------- judge
+
+def _result(check, status, message):
+    return {"check": check, "status": status, "message": message}
+
+
+def _need(th, roles, key):
+    """(min, recommended, role that sets the min) across a host's roles."""
+    mins = [(th[r][key]["min"], r) for r in roles]
+    rec = max(th[r][key]["recommended"] for r in roles)
+    value, role = max(mins)
+    return value, rec, role
+
+
+# What the install does for each check it configures (status ``install``), after the finding.
+INSTALL_DOES = {
+    "swap": "the install turns it off (swapoff -a) and comments it out in /etc/fstab (kubelet failSwapOn)",
+    "bridge_netfilter": "the install loads it (modprobe br_netfilter; at boot from "
+                        "/etc/modules-load.d/mooring-kubernetes.conf) and sets net.bridge.bridge-nf-call-iptables=1 "
+                        "and net.bridge.bridge-nf-call-ip6tables=1 in /etc/sysctl.d/90-mooring-kubernetes.conf",
+    "overlayfs": "the install loads it (modprobe overlay; at boot from /etc/modules-load.d/mooring-kubernetes.conf)",
+    "ip_forward": "the install turns it on (net.ipv4.ip_forward=1, kept in /etc/sysctl.d/90-mooring-kubernetes.conf)",
+}
+# Where a needed kernel feature shows when its module is in: what gather looks at.
+FEATURE_SHOWS = {
+    "bridge_netfilter": "/proc/sys/net/bridge/bridge-nf-call-iptables",
+    "overlayfs": "overlay in /proc/filesystems",
+}
+
+
+def _needed_module(check, kernel, configures, blocking):
+    """Result for a kernel feature the install gets by loading a module (it is missing now).
+
+    ``configures`` is the install_configures setting; ``blocking`` the failure message when
+    the check is not in it.
+    """
+    if check not in configures:
+        return _result(check, "fail", blocking)
+    name = NEEDED_MODULES[check]
+    mod = (kernel.get("modules") or {}).get(name) or {}
+    release = kernel.get("release") or "?"
+    if mod.get("loaded") or mod.get("builtin"):
+        state = "loaded" if mod.get("loaded") else "built into kernel %s" % release
+        return _result(check, "fail", "%s is %s but %s is missing, so loading it (what the install does) will not "
+                       "help: find out why (a container's /proc or network namespace?)"
+                       % (name, state, FEATURE_SHOWS[check]))
+    if mod.get("loadable"):
+        return _result(check, "install", "%s is not loaded: %s" % (name, INSTALL_DOES[check]))
+    return _result(check, "fail", "%s is missing and kernel %s cannot load it (not loaded, not built in, no module "
+                   "file under /lib/modules/%s): the install cannot configure it; install the modules package of "
+                   "the running kernel or boot a kernel that has %s" % (name, release, release, name))
+
+
+def judge_host(facts, roles, cfg):
+    """Results of the single-host checks for one host's facts."""
+    res = []
+    configures = cfg.get("install_configures", DEFAULT_INSTALL_CONFIGURES)
+    th = cfg["thresholds"]
+    cpus = facts.get("cpus") or 0
+    lo, rec, role = _need(th, roles, "cpus")
+    if cpus < lo:
+        res.append(_result("cpu", "fail", "%d CPU(s); %s needs at least %d: give the host more CPUs"
+                           % (cpus, role, lo)))
+    elif cpus < rec:
+        res.append(_result("cpu", "warn", "%d CPU(s); %d recommended for %s" % (cpus, rec, "+".join(roles))))
+    else:
+        res.append(_result("cpu", "pass", "%d CPU(s)" % cpus))
+    mem = facts.get("memory_mb") or 0
+    lo, rec, role = _need(th, roles, "memory_mb")
+    if mem < lo:
+        res.append(_result("memory", "fail", "%d MiB memory; %s needs at least %d MiB: add memory"
+                           % (mem, role, lo)))
+    elif mem < rec:
+        res.append(_result("memory", "warn", "%d MiB memory; %d MiB recommended for %s"
+                           % (mem, rec, "+".join(roles))))
+    else:
+        res.append(_result("memory", "pass", "%d MiB memory" % mem))
+    for d in cfg["disks"]:
+        if not set(d["roles"]) & set(roles):
+            continue
+        got = (facts.get("disks") or {}).get(d["path"], {})
+        if "free_mb" not in got:
+            res.append(_result("disk", "fail", "%s (%s): free space unknown (%s): check the path"
+                               % (d["path"], d["purpose"], got.get("error", "not measured"))))
+        elif got["free_mb"] < d["min_free_mb"]:
+            args = (d["path"], d["purpose"], got["free_mb"], got["measured"], d["min_free_mb"])
+            res.append(_result("disk", "fail", "%s (%s): %d MiB free on %s, needs %d MiB: free space or mount a "
+                               "bigger disk there" % args))
+        elif got["free_mb"] < d["recommended_free_mb"]:
+            res.append(_result("disk", "warn", "%s (%s): %d MiB free, %d MiB recommended"
+                               % (d["path"], d["purpose"], got["free_mb"], d["recommended_free_mb"])))
+        else:
+            res.append(_result("disk", "pass", "%s: %d MiB free" % (d["path"], got["free_mb"])))
+    swap = facts.get("swap_mb") or 0
+    if not swap:
+        res.append(_result("swap", "pass", "swap off"))
+    elif "swap" in configures:
+        res.append(_result("swap", "install", "swap is on (%d MiB): %s" % (swap, INSTALL_DOES["swap"])))
+    else:
+        res.append(_result("swap", "fail", "swap is on (%d MiB): kubelet refuses to start; run `swapoff -a` and "
+                           "remove swap from /etc/fstab" % swap))
+    wanted = sorted({p for r in roles for p in cfg["ports"].get(r, [])})
+    listening = facts.get("listening") or {}
+    busy = []
+    own = []
+    for p in wanted:
+        if str(p) in listening:
+            owner = listening[str(p)]
+            if owner.startswith(OWN_PROCESSES):
+                own.append("%d (%s)" % (p, owner))
+            else:
+                busy.append("%d (%s)" % (p, owner or "unknown process"))
+    if busy:
+        res.append(_result("ports", "fail", "port(s) in use: %s: stop what holds them or move it to another port"
+                           % ", ".join(busy)))
+    else:
+        res.append(_result("ports", "pass", "%s free%s" % (
+            ",".join(str(p) for p in wanted) or "no ports",
+            "; held by our own components: %s" % ", ".join(own) if own else "")))
+    k = facts.get("kernel") or {}
+    res.append(_result("bridge_netfilter", "pass", "bridge netfilter available") if k.get("bridge_netfilter")
+               else _needed_module("bridge_netfilter", k, configures, "bridge netfilter missing: `modprobe br_netfilter` "
+                                   "and add it to /etc/modules-load.d"))
+    res.append(_result("overlayfs", "pass", "overlayfs available") if k.get("overlayfs")
+               else _needed_module("overlayfs", k, configures, "overlayfs missing: `modprobe overlay` (containerd needs "
+                                   "it)"))
+    if k.get("ip_forward"):
+        res.append(_result("ip_forward", "pass", "net.ipv4.ip_forward=1"))
+    elif "ip_forward" in configures:
+        res.append(_result("ip_forward", "install", "net.ipv4.ip_forward is off: %s" % INSTALL_DOES["ip_forward"]))
+    else:
+        res.append(_result("ip_forward", "warn", "net.ipv4.ip_forward is off: pod traffic needs it; set "
+                           "net.ipv4.ip_forward=1 (sysctl and /etc/sysctl.d) and make sure nothing turns it off "
+                           "again"))
+    labels = {"ipvs": "IPVS (kube-proxy ipvs mode)", "ipip": "IPIP (Calico IPIP encapsulation)",
+              "wireguard": "WireGuard (encrypted pod traffic)"}
+    for f in KERNEL_FEATURES:
+        if k.get(f):
+            res.append(_result(f, "pass", "%s available" % labels[f]))
+        elif f in cfg["kernel_features"]:
+            res.append(_result(f, "warn", "%s is not available in kernel %s but a chosen add-on uses it: load the "
+                               "module or choose an add-on setting without it" % (labels[f], k.get("release", "?"))))
+        else:
+            res.append(_result(f, "pass", "%s absent, not needed by the chosen add-ons" % labels[f]))
+    cg = facts.get("cgroup")
+    driver = "systemd" if facts.get("init") == "systemd" else "cgroupfs"
+    if cg == "v2":
+        res.append(_result("cgroup", "pass", "cgroup v2, driver %s" % driver))
+    else:
+        res.append(_result("cgroup", "warn", "cgroup %s, driver %s: Kubernetes keeps cgroup v1 in maintenance "
+                           "mode; boot with systemd.unified_cgroup_hierarchy=1 for v2" % (cg, driver)))
+    res.append(_result("systemd", "pass", "systemd is PID 1") if facts.get("systemd")
+               else _result("systemd", "fail", "systemd is not running as init (%s): the roles manage services "
+                            "with systemd" % (facts.get("init") or "unknown")))
+    ts = facts.get("time_sync")
+    if ts:
+        res.append(_result("time_sync", "pass", "clock synchronised"))
+    else:
+        res.append(_result("time_sync", "warn", "clock %s: enable chrony or systemd-timesyncd against a reachable "
+                           "time server (certificates and etcd need agreeing clocks)"
+                           % ("not synchronised" if ts is False else "sync state unknown (no timedatectl)")))
+    dist = facts.get("distribution") or {}
+    versions = cfg["distributions"].get(dist.get("id", ""))
+    if versions is not None and dist.get("version_id") in versions:
+        res.append(_result("distribution", "pass", dist.get("pretty") or "%s %s" % (dist["id"], dist["version_id"])))
+    else:
+        supported = "; ".join("%s %s" % (d, ", ".join(v)) for d, v in sorted(cfg["distributions"].items()))
+        res.append(_result("distribution", "fail", "%s %s is not supported (supported: %s)"
+                           % (dist.get("id") or "unknown", dist.get("version_id") or "", supported)))
+    return res
+
+
+def judge_inventory(hosts):
+    """Cross-host results, judged once on the controller.
+
+    ``hosts`` maps inventory name to ``{"facts": {...}}`` or, for a host preflight could not
+    reach, ``{"unreachable": "why"}``. Returns ``{host: [results]}``.
+    """
+    out = {h: [] for h in hosts}
+    by_name = {}
+    by_id = {}
+    for h, data in sorted(hosts.items()):
+        facts = data.get("facts")
+        if facts is None:
+            out[h].append(_result("reachability", "fail", "preflight could not run on this host: %s"
+                                  % (data.get("unreachable") or "no result")))
+            continue
+        by_name.setdefault(facts.get("hostname", ""), []).append(h)
+        by_id.setdefault(facts.get("machine_id", ""), []).append(h)
+    for h, data in sorted(hosts.items()):
+        facts = data.get("facts")
+        if facts is None:
+            continue
+        hn = facts.get("hostname", "")
+        others = [o for o in by_name.get(hn, []) if o != h]
+        if not HOSTNAME_RE.match(hn) or len(hn) > 253:
+            out[h].append(_result("hostname", "fail", "hostname %r is not a valid lowercase DNS name (RFC 1123): "
+                                  "Kubernetes node names must be; set one with hostnamectl" % hn))
+        elif others:
+            out[h].append(_result("hostname", "fail", "hostname %r is also used by %s: give every host its own "
+                                  "hostname (hostnamectl set-hostname)" % (hn, ", ".join(others))))
+        else:
+            out[h].append(_result("hostname", "pass", "%s (unique)" % hn))
+        mid = facts.get("machine_id", "")
+        others = [o for o in by_id.get(mid, []) if o != h]
+        if not mid:
+            out[h].append(_result("machine_id", "fail", "/etc/machine-id is empty: run `systemd-machine-id-setup`"))
+        elif others:
+            out[h].append(_result("machine_id", "fail", "machine-id %s is also used by %s (cloned image?): run "
+                                  "`rm /etc/machine-id && systemd-machine-id-setup` on one of them"
+                                  % (mid[:12], ", ".join(others))))
+        else:
+            out[h].append(_result("machine_id", "pass", "%s (unique)" % mid[:12]))
+        reach = facts.get("reach") or {}
+        failed = ["%s (%s: %s)" % (p, r["address"], r.get("error") or "no answer")
+                  for p, r in sorted(reach.items()) if not r.get("ok")]
+        if failed:
+            out[h].append(_result("reachability", "fail", "cannot reach %s: open the firewall between the hosts"
+                                  % ", ".join(failed)))
+        else:
+            out[h].append(_result("reachability", "pass", "reaches %d peer(s)" % len(reach)))
+    return out
+
+
+def apply_ignore(host, results, ignore):
+    """Mark results named in ``ignore`` (CHECK or HOST:CHECK) as ``ignored``."""
+    names = {e for e in ignore if ":" not in e}
+    names |= {e.split(":", 1)[1] for e in ignore if ":" in e and e.split(":", 1)[0] == host}
+    out = []
+    for r in results:
+        if r["check"] in names and r["status"] in ("warn", "fail"):
+            r = dict(r, status="ignored", message="%s [%s, ignored by preflight_ignore]" % (r["message"], r["status"]))
+        out.append(r)
+    return out
+
+
+# ---------------------------------------------------------------- report
+
+CELL = {"pass": "ok", "install": "fix", "warn": "WARN", "fail": "FAIL", "ignored": "ign"}
+# Short column headers, so the table stays narrow; the legend under it names them.
+SHORT = {
+    "cpu": "cpu", "memory": "mem", "disk": "disk", "swap": "swap", "ports": "ports", "bridge_netfilter": "brnf",
+    "overlayfs": "ovl", "ip_forward": "fwd", "ipvs": "ipvs", "ipip": "ipip", "wireguard": "wg", "cgroup": "cgrp",
+    "systemd": "sysd", "time_sync": "time", "distribution": "dist", "hostname": "name", "machine_id": "mid",
+    "reachability": "reach",
+}
+RANK = {"pass": 0, "install": 1, "ignored": 2, "warn": 3, "fail": 4}
+
+
+def summarise(results_by_host):
+    """{"failed": [(host, check, message)], "warnings": [...], "install": [...], "status": {host: {check: status}}}.
+
+    ``install`` lists what the install will configure: neither a failure nor a warning.
+    """
+    status = {}
+    failed = []
+    warnings = []
+    install = []
+    for h in sorted(results_by_host):
+        status[h] = {}
+        for r in results_by_host[h]:
+            cur = status[h].get(r["check"])
+            if cur is None or RANK[r["status"]] > RANK[cur]:
+                status[h][r["check"]] = r["status"]
+            if r["status"] == "fail":
+                failed.append((h, r["check"], r["message"]))
+            elif r["status"] == "warn":
+                warnings.append((h, r["check"], r["message"]))
+            elif r["status"] == "install":
+                install.append((h, r["check"], r["message"]))
+    return {"failed": failed, "warnings": warnings, "install": install, "status": status}
+
+
+def render_report(results_by_host):
+    """The report: a host x check table, then one line per failure, warning and what the install configures."""
+    s = summarise(results_by_host)
+    checks = [c for c in CHECKS if any(c in st for st in s["status"].values())]
+    width = max([len("host")] + [len(h) for h in s["status"]])
+    colw = [max(len(SHORT[c]), 4) for c in checks]
+    lines = ["  ".join(["host".ljust(width)] + [SHORT[c].ljust(w) for c, w in zip(checks, colw)]).rstrip()]
+    lines.append("  ".join(["-" * width] + ["-" * w for w in colw]))
+    for h, st in s["status"].items():
+        lines.append("  ".join([h.ljust(width)] + [CELL.get(st.get(c), "-").ljust(w)
+                                                   for c, w in zip(checks, colw)]).rstrip())
+    legend = ["%s=%s" % (SHORT[c], c) for c in checks if SHORT[c] != c]
+    if s["install"]:
+        legend.append("%s=the install configures it" % CELL["install"])
+    lines.append("(%s)" % ", ".join(legend))
+    if s["failed"]:
+        lines.append("")
+        lines.append("FAIL (must fix):")
+        lines.extend("  %s %s: %s" % item for item in s["failed"])
+    if s["warnings"]:
+        lines.append("")
+        lines.append("WARN (should fix):")
+        lines.extend("  %s %s: %s" % item for item in s["warnings"])
+    if s["install"]:
+        lines.append("")
+        lines.append("FIX (not ready yet, the install configures it; nothing to do):")
+        lines.extend("  %s %s: %s" % item for item in s["install"])
+    lines.append("")
+    lines.append("preflight: %d host(s), %d failure(s), %d warning(s)"
+                 % (len(s["status"]), len(s["failed"]), len(s["warnings"])))
+    return "\n".join(lines), s
+
+
+def split_registered(registered):
+    """(host results, judge_inventory input) from each host's registered host-scope result.
+
+    ``registered`` maps host to what ``register:`` captured: a successful result carries
+    ``facts`` and ``results``; an unreachable or failed one carries ``msg``.
+    """
+    host_results = {}
+    inv = {}
+    for h, r in sorted((registered or {}).items()):
+        r = r or {}
+        if r.get("facts") is not None and not r.get("failed") and not r.get("unreachable"):
+            host_results[h] = list(r.get("checks") or [])
+            inv[h] = {"facts": r["facts"]}
+        else:
+            inv[h] = {"unreachable": r.get("msg") or ("skipped" if r.get("skipped") else "no result")}
+    return host_results, inv
+
+
+def run_inventory(registered, ignore=()):
+    """Everything the controller decides: merged results, the report text and the summary."""
+    host_results, inv = split_registered(registered)
+    cross = judge_inventory(inv)
+    merged = {h: apply_ignore(h, rs, list(ignore)) for h, rs in merge_results(host_results, cross).items()}
+    text, summary = render_report(merged)
+    return merged, text, summary
+
+
+def merge_results(host_results, inventory_results):
+    """Per-host results followed by the cross-host ones, one list per host."""
+    out = {}
+    for h in sorted(set(host_results) | set(inventory_results)):
+        out[h] = list(host_results.get(h, [])) + list(inventory_results.get(h, []))
+    return out

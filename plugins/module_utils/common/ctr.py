@@ -1,0 +1,141 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: solution images in containerd (``ctr``) and a registry.
+
+Builds the exact ``ctr`` command lines, parses ``ctr images ls``, and decides what to
+import, push or remove; the caller passes a ``run(argv) -> (rc, stdout, stderr)`` function
+(``AnsibleModule.run_command`` in the module), so this module never knows AnsibleModule.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+
+MANIFEST_ACCEPT = ", ".join([
+    "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.v2+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+])
+
+
+class ContainerdError(MooringError):
+    """A ctr command failed, or a registry could not be reached."""
+
+
+def base_cmd(ctr, address, namespace):
+    return [ctr, "--address", address, "--namespace", namespace]
+
+
+def list_cmd(base):
+    return base + ["images", "ls"]
+
+
+def import_cmd(base, image, snapshotter=None):
+    """``ctr images import`` of one exported OCI archive, limited to that image's name."""
+    cmd = base + ["images", "import", "--base-name", image["ref"].rsplit(":", 1)[0]]
+    if snapshotter:
+        cmd += ["--snapshotter", snapshotter]
+    return cmd + [image["file"]]
+
+
+def remove_cmd(base, refs):
+    return base + ["images", "rm"] + list(refs)
+
+
+def push_cmd(base, ref, plain_http=False, skip_verify=False):
+    cmd = base + ["images", "push"]
+    if plain_http:
+        cmd.append("--plain-http")
+    if skip_verify:
+        cmd.append("--skip-verify")
+    return cmd + [ref]
+
+
+def parse_images_ls(text):
+    """``{ref: manifest digest}`` from ``ctr images ls`` (columns REF TYPE DIGEST ...)."""
+    out = {}
+    lines = text.splitlines()
+    if not lines:
+        return out
+    header = lines[0].split()
+    if header[:3] != ["REF", "TYPE", "DIGEST"]:
+        raise ContainerdError("unexpected `ctr images ls` output (header %r)" % lines[0][:80])
+    for line in lines[1:]:
+        cols = line.split()
+        if len(cols) >= 3 and cols[2].startswith("sha256:"):
+            out[cols[0]] = cols[2]
+    return out
+
+
+def manifest_url(ref, plain_http=False):
+    """The registry URL of ``ref``'s manifest (``host[:port]/repo/name:tag``)."""
+    host, rest = ref.split("/", 1)
+    repo, tag = rest.rsplit(":", 1)
+    return "%s://%s/v2/%s/manifests/%s" % ("http" if plain_http else "https", host, repo, tag)
+
+
+def plan(present, images, state):
+    """What to do: ``{"import": [...], "remove": [...]}`` given ``present`` ({ref: digest})."""
+    if state == "present":
+        return {"import": [i for i in images if present.get(i["ref"]) != i["digest"]], "remove": []}
+    return {"import": [], "remove": sorted(i["ref"] for i in images if i["ref"] in present)}
+
+
+def _run(run, cmd):
+    rc, out, err = run(cmd)
+    if rc != 0:
+        raise ContainerdError("`%s` failed (exit %d): %s" % (" ".join(cmd), rc, (err or out).strip()[:2000]))
+    return out
+
+
+def ensure_images(run, images, state="present", ctr="ctr", address="/run/containerd/containerd.sock",
+                  namespace="k8s.io", snapshotter=None, check_mode=False, push=False, plain_http=False,
+                  skip_verify=False, registry_digest=None):
+    """Make containerd hold exactly ``images`` (state present) or none of them (absent).
+
+    ``images``: dicts with ``ref``, ``digest`` and (present) ``file``, an OCI archive made by
+    :func:`solution.export_images`. With ``push``, each image is also pushed to the registry
+    its ref names unless ``registry_digest(ref)`` already returns its digest.
+    Returns ``{changed, imported, removed, pushed, before, after}``.
+    """
+    base = base_cmd(ctr, address, namespace)
+    before = parse_images_ls(_run(run, list_cmd(base)))
+    todo = plan(before, images, state)
+    pushed = []
+    if push and state == "present":
+        for img in images:
+            have = registry_digest(img["ref"]) if registry_digest else None
+            if have != img["digest"]:
+                pushed.append(img["ref"])
+    changed = bool(todo["import"] or todo["remove"] or pushed)
+    after = dict(before)
+    if not check_mode:
+        for img in todo["import"]:
+            _run(run, import_cmd(base, img, snapshotter))
+        if todo["remove"]:
+            _run(run, remove_cmd(base, todo["remove"]))
+        if todo["import"] or todo["remove"]:
+            after = parse_images_ls(_run(run, list_cmd(base)))
+            for img in todo["import"]:
+                if after.get(img["ref"]) != img["digest"]:
+                    raise ContainerdError(
+                        "%s: imported, but containerd reports digest %s instead of %s"
+                        % (img["ref"], after.get(img["ref"]), img["digest"])
+                    )
+        for ref in pushed:
+            _run(run, push_cmd(base, ref, plain_http, skip_verify))
+    else:
+        for img in todo["import"]:
+            after[img["ref"]] = img["digest"]
+        for ref in todo["remove"]:
+            after.pop(ref, None)
+    refs = sorted(i["ref"] for i in images)
+    return {
+        "changed": changed,
+        "imported": [i["ref"] for i in todo["import"]],
+        "removed": todo["remove"],
+        "pushed": pushed,
+        "before": {r: before.get(r) for r in refs},
+        "after": {r: after.get(r) for r in refs},
+    }

@@ -1,0 +1,430 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: the catalog of supported add-on versions, and version resolution.
+
+The catalog is data (``catalog/<addon>.yml``, format in docs/formats.md). This module loads
+it with optional overlays, checks it, orders versions semantically (never by file or dict
+order), resolves requested versions (exact, ``latest``, ``X.Y.x``) and checks cross-add-on
+compatibility. It knows nothing about Ansible.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+import re
+
+try:
+    import yaml
+
+    HAS_YAML = True
+    YAML_IMPORT_ERROR = None
+except ImportError as _yaml_exc:  # a controller requirement; the import guard keeps sanity's import test honest
+    HAS_YAML = False
+    YAML_IMPORT_ERROR = _yaml_exc
+
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import CatalogError, ResolveError
+
+try:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import Version
+
+    HAS_PACKAGING = True
+    PACKAGING_IMPORT_ERROR = None
+except ImportError as _exc:  # pragma: no cover - packaging ships with ansible-core
+    HAS_PACKAGING = False
+    PACKAGING_IMPORT_ERROR = _exc
+
+CATEGORIES = ("kubernetes", "etcd", "cri", "cni", "storage", "ingress", "metrics", "registry")
+ARTIFACT_KINDS = ("binary", "archive", "manifest", "chart", "deb", "wheel", "file")
+IMAGE_ARCHIVE_FORMATS = ("oci-archive", "docker-archive")
+_SEMVER = re.compile(
+    r"^v?(?P<major>0|[1-9]\d*)\.(?P<minor>0|[1-9]\d*)\.(?P<patch>0|[1-9]\d*)"
+    r"(?:-(?P<pre>[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z.-]+)?$"
+)
+_MINOR_WILDCARD = re.compile(r"^(?P<major>0|[1-9]\d*)\.(?P<minor>0|[1-9]\d*)\.x$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader) if HAS_YAML else None
+
+
+def default_catalog_dir():
+    """The catalog shipped with the collection (``<collection>/catalog``)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.normpath(os.path.join(here, "..", "..", "..", "catalog"))
+
+
+# --------------------------------------------------------------------------- versions
+@functools.lru_cache(maxsize=4096)
+def parse_version(text):
+    """Semantic version -> (major, minor, patch, prerelease-or-None). Raises ValueError."""
+    match = _SEMVER.match(str(text))
+    if not match:
+        raise ValueError("%r is not a semantic version (X.Y.Z)" % (text,))
+    pre = match.group("pre")
+    return int(match.group("major")), int(match.group("minor")), int(match.group("patch")), pre
+
+
+def is_exact_version(text):
+    return bool(_SEMVER.match(str(text)))
+
+
+def is_minor_wildcard(text):
+    return bool(_MINOR_WILDCARD.match(str(text)))
+
+
+@functools.lru_cache(maxsize=4096)
+def version_key(text):
+    """Sort key implementing semantic version precedence (a prerelease sorts before its release)."""
+    major, minor, patch, pre = parse_version(text)
+    if pre is None:
+        pre_key = (1,)
+    else:
+        parts = []
+        for ident in pre.split("."):
+            parts.append((0, int(ident), "") if ident.isdigit() else (1, 0, ident))
+        pre_key = (0, tuple(parts))
+    return (major, minor, patch, pre_key)
+
+
+def minor_of(text):
+    major, minor, _patch, _pre = parse_version(text)
+    return "%d.%d" % (major, minor)
+
+
+@functools.lru_cache(maxsize=1024)
+def in_range(version, spec_range):
+    """True when ``version`` satisfies a PEP 440-style range such as '>=1.29.0,<1.33.0'."""
+    if not spec_range:
+        return True
+    major, minor, patch, _pre = parse_version(version)
+    return Version("%d.%d.%d" % (major, minor, patch)) in SpecifierSet(spec_range)
+
+
+# --------------------------------------------------------------------------- loading
+def _read_yaml_documents(path):
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            docs = [d for d in yaml.load_all(handle, Loader=_SafeLoader) if d is not None]
+    except (OSError, yaml.YAMLError) as exc:
+        raise CatalogError("cannot read catalog file %s: %s" % (path, exc)) from exc
+    entries = []
+    for doc in docs:
+        if isinstance(doc, dict) and "addons" in doc and "name" not in doc:
+            entries.extend(doc["addons"] or [])
+        else:
+            entries.append(doc)
+    return entries
+
+
+def _yaml_files(path):
+    if os.path.isdir(path):
+        return sorted(
+            os.path.join(path, f) for f in os.listdir(path) if f.endswith((".yml", ".yaml")) and not f.startswith(".")
+        )
+    if os.path.isfile(path):
+        return [path]
+    raise CatalogError("catalog path %s does not exist" % path)
+
+
+def _merge_addon(base, overlay):
+    merged = copy.deepcopy(base)
+    for key, value in overlay.items():
+        if key in ("name", "versions"):
+            continue
+        merged[key] = copy.deepcopy(value)
+    by_version = {str(v.get("version")): i for i, v in enumerate(merged.get("versions", []))}
+    for entry in overlay.get("versions", []) or []:
+        key = str(entry.get("version"))
+        if key in by_version:
+            merged["versions"][by_version[key]] = copy.deepcopy(entry)
+        else:
+            merged.setdefault("versions", []).append(copy.deepcopy(entry))
+    return merged
+
+
+class Catalog(object):
+    """A loaded, checked catalog: ``addons[name]`` is the add-on's data."""
+
+    def __init__(self, addons, sources=()):
+        self.addons = addons
+        self.sources = list(sources)
+        problems = check_catalog(addons)
+        if problems:
+            raise CatalogError("the catalog is invalid", problems)
+        # Decided once: versions newest first (semantic order), and each version's entry.
+        self._sorted = {}
+        self._releases = {}
+        self._entries = {}
+        for name, data in addons.items():
+            entries = {str(v["version"]): v for v in data.get("versions", [])}
+            ordered = sorted(entries, key=version_key, reverse=True)
+            self._entries[name] = entries
+            self._sorted[name] = ordered
+            self._releases[name] = [v for v in ordered if parse_version(v)[3] is None]
+
+    def names(self):
+        return sorted(self.addons)
+
+    def category(self, addon):
+        return self.addons[addon]["category"]
+
+    def versions(self, addon, include_prereleases=True):
+        """The add-on's versions, newest first, by semantic ordering."""
+        return list(self._sorted[addon] if include_prereleases else self._releases[addon])
+
+    def entry(self, addon, version):
+        try:
+            return self._entries[addon][version]
+        except KeyError:
+            raise CatalogError("%s %s is not in the catalog" % (addon, version)) from None
+
+    def supported_versions(self):
+        """kURL's ``supported-versions-gen.json`` shape."""
+        return {"supportedVersions": {name: ["latest"] + self.versions(name) for name in self.names()}}
+
+
+def load_catalog(catalog_dir=None, overlays=()):
+    """Load the catalog directory, then apply each overlay (a file or a directory) in order."""
+    if not HAS_PACKAGING:  # pragma: no cover
+        raise CatalogError("the Python library 'packaging' is required: %s" % PACKAGING_IMPORT_ERROR)
+    if not HAS_YAML:  # pragma: no cover
+        raise CatalogError("the Python library 'PyYAML' is required: %s" % YAML_IMPORT_ERROR)
+    catalog_dir = catalog_dir or default_catalog_dir()
+    addons = {}
+    sources = []
+    for path in _yaml_files(catalog_dir):
+        for entry in _read_yaml_documents(path):
+            if not isinstance(entry, dict) or "name" not in entry:
+                raise CatalogError("%s: every catalog document needs a 'name'" % path)
+            if entry["name"] in addons:
+                raise CatalogError("%s: add-on %r is defined twice in the catalog" % (path, entry["name"]))
+            addons[entry["name"]] = entry
+        sources.append(path)
+    for overlay in overlays or ():
+        for path in _yaml_files(overlay):
+            for entry in _read_yaml_documents(path):
+                if not isinstance(entry, dict) or "name" not in entry:
+                    raise CatalogError("%s: every overlay document needs a 'name'" % path)
+                name = entry["name"]
+                addons[name] = _merge_addon(addons[name], entry) if name in addons else entry
+            sources.append(path)
+    return Catalog(addons, sources)
+
+
+# --------------------------------------------------------------------------- checking
+def _check_artifact(where, artifact, concrete, architectures):
+    problems = []
+    if not isinstance(artifact, dict):
+        return ["%s: an artifact must be a mapping" % where]
+    for key in ("name", "kind", "url"):
+        if not artifact.get(key):
+            problems.append("%s: '%s' is required" % (where, key))
+    if artifact.get("kind") and artifact["kind"] not in ARTIFACT_KINDS:
+        problems.append("%s.kind: %r is not one of %s" % (where, artifact["kind"], ", ".join(ARTIFACT_KINDS)))
+    if concrete:
+        if artifact.get("arch") not in list(architectures) + ["all"]:
+            problems.append("%s.arch: %r is not one of the add-on's architectures or 'all'" % (where, artifact.get("arch")))
+        sha = artifact.get("sha256")
+        if sha is not None and not _SHA256.match(str(sha)):
+            problems.append("%s.sha256: %r is not 64 lowercase hex digits" % (where, sha))
+    return problems
+
+
+def check_catalog(addons):
+    """Return one line per problem in the catalog (empty when it is valid)."""
+    problems = []
+    for name in sorted(addons):
+        data = addons[name]
+        where = "catalog.%s" % name
+        if data.get("category") not in CATEGORIES:
+            problems.append("%s.category: %r is not one of %s" % (where, data.get("category"), ", ".join(CATEGORIES)))
+        arches = data.get("architectures") or []
+        if not arches:
+            problems.append("%s.architectures: at least one architecture is required" % where)
+        templates = data.get("artifacts") or []
+        for i, art in enumerate(templates):
+            problems.extend(_check_artifact("%s.artifacts[%d]" % (where, i), art, False, arches))
+        for i, image in enumerate(data.get("images") or []):
+            problems.extend(_check_image("%s.images[%d]" % (where, i), image))
+        seen = set()
+        versions = data.get("versions") or []
+        if not versions:
+            problems.append("%s.versions: at least one version is required" % where)
+        for i, entry in enumerate(versions):
+            vwhere = "%s.versions[%d]" % (where, i)
+            version = str(entry.get("version"))
+            if not is_exact_version(version):
+                problems.append("%s.version: %r is not a semantic version" % (vwhere, entry.get("version")))
+                continue
+            if version in seen:
+                problems.append("%s.version: %s is listed twice" % (vwhere, version))
+            seen.add(version)
+            if entry.get("kubernetes"):
+                try:
+                    SpecifierSet(entry["kubernetes"])
+                except InvalidSpecifier:
+                    problems.append("%s.kubernetes: %r is not a version range" % (vwhere, entry["kubernetes"]))
+            shas = entry.get("sha256") or {}
+            for art in templates:
+                per_arch = shas.get(art.get("name"))
+                if per_arch is None:
+                    continue  # checksum unknown: trust on first use, recorded in the lock
+                for arch in arches:
+                    if arch not in per_arch:
+                        problems.append("%s.sha256.%s: no checksum for architecture %s" % (vwhere, art["name"], arch))
+                    elif not _SHA256.match(str(per_arch[arch])):
+                        problems.append("%s.sha256.%s.%s: not 64 lowercase hex digits" % (vwhere, art["name"], arch))
+            for j, art in enumerate(entry.get("artifacts") or []):
+                problems.extend(_check_artifact("%s.artifacts[%d]" % (vwhere, j), art, True, arches))
+            for j, image in enumerate(entry.get("images") or []):
+                problems.extend(_check_image("%s.images[%d]" % (vwhere, j), image))
+    return problems
+
+
+def _check_image(where, image):
+    if not isinstance(image, dict) or not image.get("ref"):
+        return ["%s: an image needs a 'ref'" % where]
+    problems = []
+    digest = image.get("digest")
+    if digest is not None and not re.match(r"^sha256:[0-9a-f]{64}$", str(digest)):
+        problems.append("%s.digest: %r is not sha256:<64 hex>" % (where, digest))
+    archive = image.get("archive")
+    if archive is not None:
+        if not isinstance(archive, dict) or not archive.get("url"):
+            problems.append("%s.archive: needs a 'url'" % where)
+        elif archive.get("format") not in IMAGE_ARCHIVE_FORMATS:
+            problems.append("%s.archive.format: %r is not one of %s" % (where, archive.get("format"), ", ".join(IMAGE_ARCHIVE_FORMATS)))
+        elif archive.get("sha256") is not None and not _SHA256.match(str(archive["sha256"])):
+            problems.append("%s.archive.sha256: not 64 lowercase hex digits" % where)
+    return problems
+
+
+# --------------------------------------------------------------------------- resolution
+def nearest_versions(available, wanted, count=5):
+    """The ``count`` available versions closest to ``wanted`` (for error messages)."""
+    try:
+        target = parse_version(wanted)[:3]
+    except ValueError:
+        return available[:count]
+
+    def distance(version):
+        parts = parse_version(version)[:3]
+        return tuple(abs(a - b) for a, b in zip(parts, target)), version_key(version)
+
+    return sorted(available, key=distance)[:count]
+
+
+def resolve_version(catalog, addon, requested):
+    """Resolve one requested version string against the catalog. Raises ResolveError."""
+    if addon not in catalog.addons:
+        raise ResolveError("spec.%s: add-on %r is not in the catalog (known: %s)" % (addon, addon, ", ".join(catalog.names())))
+    requested = str(requested)
+    available = catalog.versions(addon)
+    releases = catalog.versions(addon, include_prereleases=False)
+    if requested == "latest":
+        if not releases:
+            raise ResolveError("spec.%s.version: 'latest' found no released version in the catalog" % addon)
+        return releases[0]
+    match = _MINOR_WILDCARD.match(requested)
+    if match:
+        prefix = (int(match.group("major")), int(match.group("minor")))
+        candidates = [v for v in releases if parse_version(v)[:2] == prefix]
+        if not candidates:
+            minors = sorted({minor_of(v) for v in releases}, key=lambda m: tuple(int(p) for p in m.split(".")), reverse=True)
+            raise ResolveError(
+                "spec.%s.version: %s matches no version in the catalog; available minors: %s"
+                % (addon, requested, ", ".join("%s.x" % m for m in minors))
+            )
+        return candidates[0]
+    if is_exact_version(requested):
+        normalised = requested[1:] if requested.startswith("v") else requested
+        if normalised in available:
+            return normalised
+        raise ResolveError(
+            "spec.%s.version: %s %s is not in the catalog; nearest available: %s"
+            % (addon, addon, requested, ", ".join(nearest_versions(available, normalised)))
+        )
+    raise ResolveError("spec.%s.version: %r is not an exact version, 'latest' or 'X.Y.x'" % (addon, requested))
+
+
+def resolve_versions(catalog, requested):
+    """Resolve ``{addon: requested_version}`` and check compatibility with Kubernetes.
+
+    Returns ``{addon: version}``. Every problem is collected and raised at once.
+    """
+    resolved = {}
+    problems = []
+    for addon in sorted(requested):
+        try:
+            resolved[addon] = resolve_version(catalog, addon, requested[addon])
+        except ResolveError as exc:
+            problems.extend(exc.problems)
+    kube = resolved.get("kubernetes")
+    if kube:
+        for addon in sorted(resolved):
+            if addon == "kubernetes":
+                continue
+            supported = catalog.entry(addon, resolved[addon]).get("kubernetes")
+            if supported and not in_range(kube, supported):
+                problems.append(
+                    "spec.%s.version: %s %s supports Kubernetes %s, but kubernetes resolves to %s; "
+                    "choose a compatible pair" % (addon, addon, resolved[addon], supported, kube)
+                )
+    if problems:
+        raise ResolveError("the installer spec cannot be resolved", problems)
+    return resolved
+
+
+def _expand(template, version, arch):
+    return str(template).replace("{version}", version).replace("{arch}", arch)
+
+
+def addon_contents(catalog, addon, version, architectures):
+    """Artifacts, images and host packages of one add-on version for the given architectures."""
+    data = catalog.addons[addon]
+    entry = catalog.entry(addon, version)
+    supported = data.get("architectures") or []
+    missing = [a for a in architectures if a not in supported]
+    if missing:
+        raise ResolveError(
+            "%s %s is not available for %s (catalog has %s)" % (addon, version, ", ".join(missing), ", ".join(supported))
+        )
+    shas = entry.get("sha256") or {}
+    artifacts = []
+    for template in data.get("artifacts") or []:
+        for arch in architectures:
+            sha = (shas.get(template["name"]) or {}).get(arch)
+            url = _expand(template["url"], version, arch)
+            artifacts.append({
+                "name": template["name"],
+                "kind": template["kind"],
+                "arch": arch,
+                "url": url,
+                "sha256": sha,
+                "size": template.get("size"),
+                "dest": template.get("dest") or url.rstrip("/").rsplit("/", 1)[-1],
+            })
+    for art in entry.get("artifacts") or []:
+        if art.get("arch") not in list(architectures) + ["all"]:
+            continue
+        artifacts.append({
+            "name": art["name"],
+            "kind": art["kind"],
+            "arch": art["arch"],
+            "url": art["url"],
+            "sha256": art.get("sha256"),
+            "size": art.get("size"),
+            "dest": art.get("dest") or art["url"].rstrip("/").rsplit("/", 1)[-1],
+        })
+    images = []
+    for image in list(data.get("images") or []) + list(entry.get("images") or []):
+        images.append({
+            "ref": _expand(image["ref"], version, ""),
+            "digest": image.get("digest"),
+            "archive": copy.deepcopy(image.get("archive")),
+        })
+    artifacts.sort(key=lambda a: (a["name"], a["arch"], a["url"]))
+    images.sort(key=lambda i: i["ref"])
+    packages = {k: sorted(v or []) for k, v in (entry.get("packages") or data.get("packages") or {}).items()}
+    return {"artifacts": artifacts, "images": images, "packages": packages}

@@ -1,0 +1,426 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: Kubernetes objects for solutions and environments.
+
+Pure functions from data (a validated archive summary from :mod:`solution`, the
+SolutionsConfiguration, an environment's current state) to the exact Kubernetes objects
+to apply or delete, and the decisions behind them (which versions may be activated,
+whether an upgrade is an upgrade). Nothing here talks to an API server: the
+``solutions`` role applies what these functions return with ``kubernetes.core.k8s``.
+
+Naming, so that two environments never collide:
+
+* an environment ``ENV`` is the namespace ``ENV`` labelled
+  ``solutions.mooring.io/environment=ENV`` with a description annotation, holding the
+  ConfigMap ``mooring-environment`` (data: ``{solution: version}``);
+* a solution's namespaced operator objects live in the environment's namespace under
+  their own names; its cluster-scoped RBAC is renamed ``solutions:ENV:NAME``;
+* CRDs are cluster-wide and belong to the *active* version of the solution
+  (:func:`render_crds`), never to an environment.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import (
+    API_VERSION,
+    CLUSTER_SCOPED_REFUSED,
+    HAS_YAML,
+    NAME_RE,
+    VERSION_RE,
+    YAML_IMPORT_ERROR,
+    SolutionError,
+    containers_of,
+    image_ref,
+    parse_image_ref,
+    pod_spec_of,
+    repository,
+    require,
+)
+
+if HAS_YAML:
+    import yaml
+
+ENV_LABEL = "solutions.mooring.io/environment"
+ENV_DESCRIPTION = "solutions.mooring.io/environment-description"
+ENV_CONFIGMAP = "mooring-environment"
+SOLUTION_LABEL = "solutions.mooring.io/solution"
+PART_OF = "app.kubernetes.io/part-of"
+VERSION_LABEL = "app.kubernetes.io/version"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+OPERATOR_CONFIG_MOUNT = "/etc/mooring/operator"
+OPERATOR_CONFIG_KEY = "operator.yaml"
+CONFIG_KIND = "SolutionsConfiguration"
+
+CLUSTER_SCOPED_RENAMED = ("ClusterRole", "ClusterRoleBinding")
+
+
+# ---------------------------------------------------------------------------------------
+# Versions
+# ---------------------------------------------------------------------------------------
+
+
+def version_key(version):
+    """A sort key implementing SemVer 2.0 precedence (build metadata ignored)."""
+    if not isinstance(version, str) or not re.match(VERSION_RE, version):
+        raise SolutionError("version %r is not a semantic version (X.Y.Z[-pre][+build])" % (version,))
+    core, sep, pre = version.split("+", 1)[0].partition("-")
+    nums = tuple(int(x) for x in core.split("."))
+    if not sep:
+        return nums, (1,)
+    ids = []
+    for part in pre.split("."):
+        ids.append((0, int(part), "") if part.isdigit() else (1, 0, part))
+    return nums, (0, tuple(ids))
+
+
+def check_name(kind, value):
+    if not isinstance(value, str) or not re.match(NAME_RE, value):
+        raise SolutionError(
+            "%s %r is not a valid name: lowercase letters, digits and '-', 1-40 characters, "
+            "starting and ending with a letter or digit" % (kind, value)
+        )
+    return value
+
+
+# ---------------------------------------------------------------------------------------
+# SolutionsConfiguration (/etc/mooring/solutions.yaml)
+# ---------------------------------------------------------------------------------------
+
+
+def empty_config():
+    return {"apiVersion": API_VERSION, "kind": CONFIG_KIND, "archives": [], "active": {}}
+
+
+def load_config(text):
+    """Parse and check a SolutionsConfiguration; an empty/absent file is an empty config."""
+    require(HAS_YAML, "PyYAML", YAML_IMPORT_ERROR)
+    if text is None or not text.strip():
+        return empty_config()
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SolutionError("SolutionsConfiguration: not valid YAML: %s" % exc) from exc
+    problems = []
+    if not isinstance(data, dict):
+        raise SolutionError("SolutionsConfiguration: must be a mapping")
+    if data.get("apiVersion") != API_VERSION or data.get("kind") != CONFIG_KIND:
+        problems.append("apiVersion/kind must be %s %s" % (API_VERSION, CONFIG_KIND))
+    archives = data.get("archives") or []
+    active = data.get("active") or {}
+    if not isinstance(archives, list):
+        problems.append("archives: must be a list")
+        archives = []
+    if not isinstance(active, dict):
+        problems.append("active: must be a mapping of solution name to version")
+        active = {}
+    for i, a in enumerate(archives):
+        if not isinstance(a, dict) or not {"name", "version", "path", "sha256"} <= set(a):
+            problems.append("archives[%d]: needs name, version, path and sha256" % i)
+    if problems:
+        raise SolutionError("SolutionsConfiguration is invalid", ["SolutionsConfiguration: %s" % p for p in problems])
+    return {"apiVersion": API_VERSION, "kind": CONFIG_KIND, "archives": archives, "active": active}
+
+
+def dump_config(config):
+    require(HAS_YAML, "PyYAML", YAML_IMPORT_ERROR)
+    return yaml.safe_dump(config, sort_keys=True, default_flow_style=False)
+
+
+def available_images(config, name):
+    """``{version: [{name, tag}]}`` of every imported version of ``name`` (for the OperatorConfig)."""
+    out = {}
+    for a in config["archives"]:
+        if a["name"] == name:
+            out[a["version"]] = [dict(zip(("name", "tag"), ref.rsplit(":", 1))) for ref in a.get("images") or []]
+    return out
+
+
+def imported_versions(config, name):
+    return sorted((a["version"] for a in config["archives"] if a["name"] == name), key=version_key)
+
+
+def update_config(config, action, name, version=None, archive=None):
+    """The SolutionsConfiguration after ``action`` (import, remove, activate, deactivate).
+
+    ``archive`` (import only): ``{path, sha256}``. Refuses, with a clear message, to
+    remove an active version, activate a version that is not imported, or import a
+    different archive under a name and version already imported.
+    """
+    check_name("solution", name)
+    if version is not None:
+        version_key(version)
+    new = copy.deepcopy(config)
+    entries = [a for a in new["archives"] if a["name"] == name and a["version"] == version]
+    if action == "import":
+        if archive is None:
+            raise SolutionError("import: the archive path and sha256 are required")
+        entry = {"name": name, "version": version, "path": archive["path"], "sha256": archive["sha256"],
+                 "images": sorted(archive.get("images") or [])}
+        if entries and entries[0] != entry:
+            if entries[0]["sha256"] != entry["sha256"]:
+                raise SolutionError(
+                    "solution %s %s is already imported from a different archive (sha256 %s); "
+                    "remove it first or bump spec.version" % (name, version, entries[0]["sha256"])
+                )
+            entries[0].update(entry)  # same content, imported from another path
+        elif not entries:
+            new["archives"].append(entry)
+        new["archives"].sort(key=lambda a: (a["name"], version_key(a["version"])))
+    elif action == "remove":
+        if new["active"].get(name) == version:
+            raise SolutionError("solution %s %s is active: deactivate it before removing it" % (name, version))
+        new["archives"] = [a for a in new["archives"] if not (a["name"] == name and a["version"] == version)]
+    elif action == "activate":
+        if not entries:
+            raise SolutionError(
+                "solution %s %s is not imported (imported: %s); import its archive first"
+                % (name, version, ", ".join(imported_versions(config, name)) or "none")
+            )
+        new["active"][name] = version
+    elif action == "deactivate":
+        if new["active"].get(name) == version or version is None:
+            new["active"].pop(name, None)
+    else:
+        raise SolutionError("action %r: choose import, remove, activate or deactivate" % (action,))
+    return new
+
+
+# ---------------------------------------------------------------------------------------
+# Environments
+# ---------------------------------------------------------------------------------------
+
+
+def plan_environment(current, action, name, version=None, imported=()):
+    """The ``{solution: version}`` map of an environment after ``action``.
+
+    Actions: add (not yet there), upgrade (to a newer version), downgrade (to an older
+    one), remove. The target version must be imported.
+    """
+    check_name("solution", name)
+    new = dict(current)
+    have = current.get(name)
+    if action == "remove":
+        new.pop(name, None)
+        return new
+    if version is None:
+        raise SolutionError("%s: a version is required" % action)
+    version_key(version)
+    if version not in imported:
+        raise SolutionError(
+            "solution %s %s is not imported (imported: %s); import its archive first"
+            % (name, version, ", ".join(sorted(imported, key=version_key)) or "none")
+        )
+    if action == "add":
+        if have is not None and have != version:
+            raise SolutionError(
+                "solution %s already runs version %s in this environment; use upgrade or downgrade" % (name, have)
+            )
+    elif action in ("upgrade", "downgrade"):
+        if have is None:
+            raise SolutionError("solution %s is not in this environment; add it first" % name)
+        if have != version:
+            newer = version_key(version) > version_key(have)
+            if action == "upgrade" and not newer:
+                raise SolutionError("%s %s -> %s is not an upgrade; use downgrade" % (name, have, version))
+            if action == "downgrade" and newer:
+                raise SolutionError("%s %s -> %s is not a downgrade; use upgrade" % (name, have, version))
+    else:
+        raise SolutionError("action %r: choose add, upgrade, downgrade or remove" % (action,))
+    new[name] = version
+    return new
+
+
+def _labels(env, name=None, version=None):
+    labels = {MANAGED_BY: "mooring", ENV_LABEL: env}
+    if name:
+        labels[PART_OF] = name
+        labels[SOLUTION_LABEL] = name
+    if version:
+        labels[VERSION_LABEL] = version
+    return labels
+
+
+def render_environment(env, description, solutions, namespace=None):
+    """The Namespace and the ``mooring-environment`` ConfigMap of environment ``env``."""
+    check_name("environment", env)
+    namespace = check_name("namespace", namespace or env)
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": namespace,
+                "labels": _labels(env),
+                "annotations": {ENV_DESCRIPTION: description or ""},
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": ENV_CONFIGMAP, "namespace": namespace, "labels": _labels(env)},
+            "data": {k: solutions[k] for k in sorted(solutions)},
+        },
+    ]
+
+
+def operator_config(env, name, prefix, available):
+    """The OperatorConfig document: ``available`` is ``{version: [{name, tag}, ...]}``."""
+    repos = {}
+    for version in sorted(available, key=version_key):
+        repos[version] = [{
+            "endpoint": repository(prefix, name, version),
+            "images": sorted("%s:%s" % (i["name"], i["tag"]) for i in available[version]),
+        }]
+    return {"apiVersion": API_VERSION, "kind": "OperatorConfig", "solution": name, "environment": env,
+            "repositories": repos}
+
+
+def _cluster_name(namespace, name):
+    return "solutions:%s:%s" % (namespace, name)
+
+
+def render_solution(env, summary, prefix, available, namespace=None):
+    """Every namespaced/cluster-scoped object that runs ``summary``'s operator in ``env``.
+
+    ``summary`` is :func:`solution.validate_archive`'s result; ``prefix`` the registry
+    prefix images are named under; ``available`` ``{version: [images]}`` of every imported
+    version (the OperatorConfig). CRDs are not included (see :func:`render_crds`).
+    """
+    require(HAS_YAML, "PyYAML", YAML_IMPORT_ERROR)
+    check_name("environment", env)
+    namespace = check_name("namespace", namespace or env)
+    name, version = summary["name"], summary["version"]
+    op = summary["operator"]["image"]
+    op_ref = "%s:%s" % (op["name"], op["tag"])
+    labels = _labels(env, name, version)
+    config_name = "%s-operator-config" % name
+    cluster_roles = {d["metadata"]["name"] for d in summary["operator"]["manifests"] if d["kind"] == "ClusterRole"}
+    objects = []
+    for doc in summary["operator"]["manifests"]:
+        kind = doc["kind"]
+        if kind == "CustomResourceDefinition":
+            continue
+        if kind in CLUSTER_SCOPED_REFUSED:
+            raise SolutionError(
+                "%s %s: cluster-scoped %s objects are not supported in operator manifests"
+                % (kind, doc["metadata"]["name"], kind)
+            )
+        obj = copy.deepcopy(doc)
+        meta = obj.setdefault("metadata", {})
+        meta["labels"] = dict(meta.get("labels") or {}, **labels)
+        if kind in CLUSTER_SCOPED_RENAMED:
+            meta["name"] = _cluster_name(namespace, meta["name"])
+            meta.pop("namespace", None)
+        else:
+            meta["namespace"] = namespace
+        if kind in ("RoleBinding", "ClusterRoleBinding"):
+            ref = obj.get("roleRef") or {}
+            if ref.get("kind") == "ClusterRole" and ref.get("name") in cluster_roles:
+                ref["name"] = _cluster_name(namespace, ref["name"])
+            for s in obj.get("subjects") or []:
+                if s.get("kind") == "ServiceAccount":
+                    s["namespace"] = namespace
+        pod = pod_spec_of(obj)
+        if isinstance(pod, dict):
+            for c in containers_of(obj):
+                parsed = parse_image_ref(c.get("image"))
+                if parsed is None:
+                    raise SolutionError(
+                        "%s %s: image %r is not NAME:TAG" % (kind, doc["metadata"]["name"], c.get("image"))
+                    )
+                is_operator = c["image"] == op_ref
+                c["image"] = image_ref(prefix, name, version, parsed[0], parsed[1])
+                c.setdefault("imagePullPolicy", "IfNotPresent")
+                if is_operator:
+                    mounts = c.setdefault("volumeMounts", [])
+                    mounts.append({"name": "mooring-operator-config", "mountPath": OPERATOR_CONFIG_MOUNT,
+                                   "readOnly": True})
+                    env_vars = c.setdefault("env", [])
+                    env_vars.append({"name": "MOORING_OPERATOR_CONFIG",
+                                     "value": "%s/%s" % (OPERATOR_CONFIG_MOUNT, OPERATOR_CONFIG_KEY)})
+                    pod.setdefault("volumes", []).append(
+                        {"name": "mooring-operator-config", "configMap": {"name": config_name}})
+            if kind != "Pod":
+                tmeta = obj["spec"]["template"].setdefault("metadata", {}) if "template" in obj["spec"] else None
+                if tmeta is not None:
+                    tmeta["labels"] = dict(tmeta.get("labels") or {}, **labels)
+        objects.append(obj)
+    objects.append({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": config_name, "namespace": namespace, "labels": labels},
+        "data": {OPERATOR_CONFIG_KEY: yaml.safe_dump(operator_config(env, name, prefix, available),
+                                                     sort_keys=True)},
+    })
+    return objects
+
+
+def render_crds(summary):
+    """The CRDs of a solution version, applied cluster-wide when that version is activated."""
+    out = []
+    for doc in summary["operator"]["manifests"]:
+        if doc["kind"] == "CustomResourceDefinition":
+            crd = copy.deepcopy(doc)
+            meta = crd.setdefault("metadata", {})
+            meta["labels"] = dict(meta.get("labels") or {}, **{
+                MANAGED_BY: "mooring", PART_OF: summary["name"], SOLUTION_LABEL: summary["name"],
+                VERSION_LABEL: summary["version"]})
+            out.append(crd)
+    return out
+
+
+def object_key(obj):
+    """(apiVersion group, kind, namespace, name): what must be unique in a cluster."""
+    group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
+    meta = obj["metadata"]
+    return group, obj["kind"], meta.get("namespace", ""), meta["name"]
+
+
+def plan_changes(environment, action, namespace=None, description="", current=None, name=None, version=None,
+                 solution=None, previous=None, config="", image_prefix="solutions.mooring.local"):
+    """Objects to apply and to delete for one environment action; the environment's new solutions.
+
+    ``current``: the environment's ``{solution: version}`` (its ConfigMap data); ``solution``:
+    the validated summary of the version to run (add/upgrade/downgrade) or being removed
+    (remove); ``previous``: the summary of the version being replaced (upgrade/downgrade),
+    so that objects it had and the new one lacks are deleted; ``config``: the
+    SolutionsConfiguration text (imported versions and their images).
+    """
+    current = dict(current or {})
+    namespace = namespace or environment
+    check_name("environment", environment)
+    cfg = load_config(config)
+    if action == "create":
+        return {"apply": render_environment(environment, description, current, namespace), "delete": [],
+                "solutions": current}
+    if action == "delete":
+        if current:
+            raise SolutionError(
+                "environment %s still runs %s; remove them from it first"
+                % (environment, ", ".join("%s %s" % kv for kv in sorted(current.items())))
+            )
+        return {"apply": [], "delete": render_environment(environment, description, {}, namespace)[:1],
+                "solutions": {}}
+    if not name:
+        raise SolutionError("%s: the solution name is required" % action)
+    new = plan_environment(current, action, name, version, imported_versions(cfg, name))
+    configmap = render_environment(environment, description, new, namespace)[1]
+    if action == "remove":
+        if name not in current:
+            return {"apply": [], "delete": [], "solutions": new}
+        if not solution or solution.get("name") != name or solution.get("version") != current[name]:
+            raise SolutionError("remove: the summary of %s %s (running) is required" % (name, current[name]))
+        delete = render_solution(environment, solution, image_prefix, available_images(cfg, name), namespace)
+        return {"apply": [configmap], "delete": delete, "solutions": new}
+    if not solution or solution.get("name") != name or solution.get("version") != version:
+        raise SolutionError("%s: the summary of %s %s (from its import) is required" % (action, name, version))
+    apply = render_solution(environment, solution, image_prefix, available_images(cfg, name), namespace)
+    delete = []
+    if previous and previous.get("version") != version:
+        keep = {object_key(o) for o in apply}
+        old = render_solution(environment, previous, image_prefix, available_images(cfg, name), namespace)
+        delete = [o for o in old if object_key(o) not in keep]
+    return {"apply": apply + [configmap], "delete": delete, "solutions": new}

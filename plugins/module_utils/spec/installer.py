@@ -1,0 +1,350 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: the installer spec — schema, validation, kURL input, hash.
+
+``parse_installer(text_or_mapping)`` returns an :class:`Installer` or raises
+:class:`SpecError` listing every problem at once, each with its path and the allowed values.
+Documents are validated as read with YAML 1.2 core-schema rules (``yes`` stays a string). The
+hash is computed from the text as kurl.sh itself parsed it (js-yaml 4, which differs from the
+core schema on a few plain scalars such as ``1_000`` or dates), so the 7-character identifier is
+kURL's for the same document. kURL ``Installer`` documents (``cluster.kurl.sh/v1beta1``,
+``kurl.sh/v1beta1``) are accepted: supported add-ons are mapped, the rest reported by name.
+"""
+
+from __future__ import annotations
+
+import copy
+import ipaddress
+import json
+
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import SpecError
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import (
+    kurl_hash,
+    kurl_hash_digest,
+    load_yaml_1_2,
+    load_yaml_kurl,
+)
+
+try:
+    import jsonschema
+
+    HAS_JSONSCHEMA = True
+    JSONSCHEMA_IMPORT_ERROR = None
+except ImportError as _exc:  # pragma: no cover - exercised only without jsonschema
+    HAS_JSONSCHEMA = False
+    JSONSCHEMA_IMPORT_ERROR = _exc
+
+API_VERSION = "cluster.mooring.io/v1beta1"
+KURL_API_VERSIONS = ("cluster.kurl.sh/v1beta1", "kurl.sh/v1beta1")
+KIND = "Installer"
+CNI_ADDONS = ("calico", "cilium", "flannel")
+VERSION_PATTERN = r"^(latest|(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.x|v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?)$"
+VERSION_HELP = "is not an exact version, 'latest' or 'X.Y.x'"
+DNS_LABELS = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+
+
+def _addon(properties=None, required=("version",)):
+    props = {"version": {"type": "string", "pattern": VERSION_PATTERN}}
+    props.update(properties or {})
+    return {"type": "object", "additionalProperties": False, "required": list(required), "properties": props}
+
+
+_STRING = {"type": "string"}
+_CIDR = {"type": "string", "minLength": 1}
+_PORT = {"type": "integer", "minimum": 1, "maximum": 65535}
+_REGISTRY_HOSTS = {"type": "array", "items": {"type": "string", "minLength": 1}}
+
+ADDON_SCHEMAS = {
+    "kubernetes": _addon({
+        "podCIDR": _CIDR,
+        "serviceCIDR": _CIDR,
+        "controlPlaneEndpoint": {"type": "string", "minLength": 1},
+        "clusterDomain": {"type": "string", "pattern": DNS_LABELS},
+        "clusterName": {"type": "string", "pattern": DNS_LABELS},
+        "kubelet": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "maxPods": {"type": "integer", "minimum": 10, "maximum": 2500},
+                "cgroupDriver": {"enum": ["systemd", "cgroupfs"]},
+                "failSwapOn": {"type": "boolean"},
+                "extraArgs": {"type": "object", "additionalProperties": {"type": "string"}},
+            },
+        },
+    }),
+    "etcd": _addon({"topology": {"enum": ["external", "stacked"]}}),
+    "containerd": _addon({
+        "registryMirrors": {"type": "object", "additionalProperties": _REGISTRY_HOSTS},
+        "insecureRegistries": _REGISTRY_HOSTS,
+    }),
+    "calico": _addon({"encapsulation": {"enum": ["VXLAN", "IPIP", "None"]}, "mtu": {"type": "integer", "minimum": 576}}),
+    "cilium": _addon({"tunnel": {"enum": ["vxlan", "geneve", "disabled"]}, "kubeProxyReplacement": {"type": "boolean"}}),
+    "flannel": _addon({"backend": {"enum": ["vxlan", "host-gw"]}}),
+    "localPathProvisioner": _addon({"path": {"type": "string", "pattern": "^/"}, "default": {"type": "boolean"}}),
+    "longhorn": _addon({"replicas": {"type": "integer", "minimum": 1, "maximum": 5}, "default": {"type": "boolean"}}),
+    "openebs": _addon({"path": {"type": "string", "pattern": "^/"}, "default": {"type": "boolean"}}),
+    "ingressNginx": _addon({"httpNodePort": _PORT, "httpsNodePort": _PORT}),
+    "contour": _addon({"httpNodePort": _PORT, "httpsNodePort": _PORT}),
+    "metricsServer": _addon({"insecureKubeletTLS": {"type": "boolean"}}),
+    "registry": _addon({"storageSize": {"type": "string", "pattern": r"^[0-9]+(Mi|Gi|Ti)$"}}),
+}
+
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["apiVersion", "kind", "spec"],
+    "additionalProperties": False,
+    "properties": {
+        "apiVersion": {"const": API_VERSION},
+        "kind": {"const": KIND},
+        "metadata": {
+            "type": "object",
+            "properties": {"name": {"type": "string", "pattern": DNS_LABELS, "maxLength": 63}},
+        },
+        "spec": {
+            "type": "object",
+            "required": ["kubernetes"],
+            "additionalProperties": False,
+            "properties": ADDON_SCHEMAS,
+        },
+    },
+}
+
+DEFAULTS = {
+    "kubernetes": {
+        "podCIDR": "10.32.0.0/16",
+        "serviceCIDR": "10.96.0.0/16",
+        "clusterDomain": "cluster.local",
+        "clusterName": "kubernetes",
+    },
+    "etcd": {"topology": "external"},
+    "calico": {"encapsulation": "VXLAN"},
+    "cilium": {"tunnel": "vxlan"},
+    "flannel": {"backend": "vxlan"},
+}
+
+# kURL add-on -> (our add-on, {kURL field: (our add-on, our field)}); every other kURL add-on or
+# field is reported by name as unsupported.
+KURL_MAPPING = {
+    "kubernetes": ("kubernetes", {"version": ("kubernetes", "version"), "serviceCIDR": ("kubernetes", "serviceCIDR"),
+                                  "clusterName": ("kubernetes", "clusterName")}),
+    "containerd": ("containerd", {"version": ("containerd", "version")}),
+    "calico": ("calico", {"version": ("calico", "version")}),
+    "flannel": ("flannel", {"version": ("flannel", "version"), "podCIDR": ("kubernetes", "podCIDR")}),
+    "contour": ("contour", {"version": ("contour", "version"), "httpPort": ("contour", "httpNodePort"),
+                            "httpsPort": ("contour", "httpsNodePort")}),
+    "registry": ("registry", {"version": ("registry", "version")}),
+    "openebs": ("openebs", {"version": ("openebs", "version")}),
+    "longhorn": ("longhorn", {"version": ("longhorn", "version")}),
+    "metricsServer": ("metricsServer", {"version": ("metricsServer", "version")}),
+}
+
+
+class Installer(object):
+    """A validated installer document.
+
+    ``spec`` is the spec as written (what the hash covers); ``addons`` is the mooring spec after
+    kURL mapping with defaults filled in; ``unsupported`` names kURL add-ons/fields we do not map.
+    """
+
+    def __init__(self, document, addons, source, unsupported, hash_document=None):
+        self.document = document
+        self.spec = document.get("spec") or {}
+        self.addons = addons
+        self.source = source
+        self.unsupported = unsupported
+        # The document as kurl.sh parsed it; only the hash reads it.
+        self._hash_document = hash_document if hash_document is not None else document
+
+    @property
+    def name(self):
+        return str((self.document.get("metadata") or {}).get("name") or "installer")
+
+    @property
+    def hash(self):
+        return kurl_hash(self._hash_document.get("spec") or {}, self._hash_document.get("apiVersion"))
+
+    @property
+    def digest(self):
+        return kurl_hash_digest(self._hash_document.get("spec") or {}, self._hash_document.get("apiVersion"))
+
+    def requested_versions(self):
+        return {name: str(values["version"]) for name, values in self.addons.items()}
+
+    def options(self, addon):
+        return {k: v for k, v in self.addons[addon].items() if k != "version"}
+
+    def require_supported(self):
+        """Resolving or bundling needs every add-on mapped: raise when any is unsupported."""
+        if self.unsupported:
+            raise SpecError("the kURL installer uses add-ons mooring does not support", [
+                "%s: not supported by mooring.cluster" % item for item in self.unsupported
+            ])
+
+
+def load_document(source):
+    """A mapping from YAML text (YAML 1.2 core schema) or an existing mapping."""
+    if isinstance(source, dict):
+        return copy.deepcopy(source)
+    try:
+        document = load_yaml_1_2(source)
+    except Exception as exc:  # the YAML parser raises many types; report them all the same way
+        raise SpecError("the installer document is not valid YAML: %s" % str(exc).replace("\n", " ")) from exc
+    if not isinstance(document, dict):
+        raise SpecError("the installer document must be a mapping with apiVersion, kind and spec")
+    return document
+
+
+def _path(parts):
+    out = ""
+    for part in parts:
+        out += "[%d]" % part if isinstance(part, int) else (".%s" % part if out else str(part))
+    return out or "(document)"
+
+
+def _render(value):
+    return "'%s'" % value if isinstance(value, str) else json.dumps(value)
+
+
+def _schema_problem(error):
+    path = _path(list(error.absolute_path))
+    validator = error.validator
+    if validator == "pattern" and path.endswith(".version"):
+        return "%s: %s %s" % (path, _render(error.instance), VERSION_HELP)
+    if validator == "additionalProperties":
+        known = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(known))
+        if path == "spec":
+            return "; ".join("spec.%s: unknown add-on '%s' (known: %s)" % (e, e, ", ".join(known)) for e in extra)
+        return "; ".join("%s.%s: unknown field '%s' (allowed: %s)" % (path, e, e, ", ".join(known)) for e in extra)
+    if validator == "required":
+        missing = [r for r in error.validator_value if r not in error.instance]
+        return "; ".join("%s.%s: required" % (path, m) if path != "(document)" else "%s: required" % m for m in missing)
+    if validator == "enum":
+        return "%s: %s is not one of %s" % (path, _render(error.instance), ", ".join(str(v) for v in error.validator_value))
+    if validator == "const":
+        return "%s: %s must be %s" % (path, _render(error.instance), _render(error.validator_value))
+    if validator == "type":
+        return "%s: %s is not of type %s" % (path, _render(error.instance), error.validator_value)
+    if validator == "pattern":
+        return "%s: %s does not match %s" % (path, _render(error.instance), error.validator_value)
+    if validator in ("minimum", "maximum", "minLength", "maxLength"):
+        return "%s: %s is out of range (%s %s)" % (path, _render(error.instance), validator, error.validator_value)
+    return "%s: %s" % (path, error.message)
+
+
+def _schema_problems(document):
+    if not HAS_JSONSCHEMA:  # pragma: no cover
+        raise SpecError("the Python library 'jsonschema' is required to validate installer specs: %s"
+                        % JSONSCHEMA_IMPORT_ERROR)
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    problems = []
+    for error in sorted(validator.iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.validator)):
+        for line in _schema_problem(error).split("; "):
+            if line not in problems:
+                problems.append(line)
+    return problems
+
+
+def _semantic_problems(addons):
+    problems = []
+    cnis = [a for a in CNI_ADDONS if a in addons]
+    if len(cnis) != 1:
+        found = " and ".join(cnis) if cnis else "none"
+        problems.append("spec: exactly one CNI add-on is required (%s); found %s" % (", ".join(CNI_ADDONS), found))
+    if "ingressNginx" in addons and "contour" in addons:
+        problems.append("spec: choose one ingress controller (ingressNginx or contour), not both")
+    kube = addons.get("kubernetes") or {}
+    networks = {}
+    for field in ("podCIDR", "serviceCIDR"):
+        value = kube.get(field)
+        if value is None or not isinstance(value, str):
+            continue
+        try:
+            networks[field] = ipaddress.ip_network(value, strict=True)
+        except ValueError as exc:
+            problems.append("spec.kubernetes.%s: '%s' is not a network in CIDR notation (%s)" % (field, value, exc))
+    if len(networks) == 2 and networks["podCIDR"].overlaps(networks["serviceCIDR"]):
+        problems.append("spec.kubernetes.serviceCIDR: '%s' overlaps podCIDR '%s'; choose disjoint ranges"
+                        % (kube["serviceCIDR"], kube["podCIDR"]))
+    return problems
+
+
+def _map_kurl(document):
+    """Map a kURL Installer to our add-ons; return (mooring document, unsupported names)."""
+    spec = document.get("spec")
+    if not isinstance(spec, dict):
+        raise SpecError("spec: required (a mapping of add-ons)")
+    mapped = {}
+    unsupported = []
+    for name in sorted(spec):
+        values = spec[name]
+        if name not in KURL_MAPPING:
+            unsupported.append("spec.%s" % name)
+            continue
+        target, fields = KURL_MAPPING[name]
+        mapped.setdefault(target, {})
+        for field, value in sorted((values or {}).items()):
+            if field not in fields:
+                unsupported.append("spec.%s.%s" % (name, field))
+                continue
+            addon, ours = fields[field]
+            mapped.setdefault(addon, {})[ours] = value
+    mapped = {k: v for k, v in mapped.items() if v}
+    result = {"apiVersion": API_VERSION, "kind": KIND, "metadata": copy.deepcopy(document.get("metadata") or {}),
+              "spec": mapped}
+    return result, unsupported
+
+
+def _hash_document(source, document):
+    """The document as kurl.sh parsed the same text (falls back to ``document``)."""
+    if isinstance(source, dict):
+        return document
+    try:
+        parsed = load_yaml_kurl(source)
+    except Exception:  # a document js-yaml would reject: hash what we validated
+        return document
+    return parsed if isinstance(parsed, dict) else document
+
+
+def parse_installer(source):
+    """Validate an installer document; return an :class:`Installer` or raise SpecError."""
+    document = load_document(source)
+    source_kind = "mooring"
+    unsupported = []
+    checked = document
+    if document.get("apiVersion") in KURL_API_VERSIONS:
+        if document.get("kind") != KIND:
+            raise SpecError("kind: '%s' must be 'Installer'" % document.get("kind"))
+        source_kind = "kurl"
+        checked, unsupported = _map_kurl(document)
+    problems = _schema_problems(checked)
+    spec = checked.get("spec") if isinstance(checked.get("spec"), dict) else {}
+    addons = {}
+    for name, values in spec.items():
+        if isinstance(values, dict):
+            merged = copy.deepcopy(DEFAULTS.get(name, {}))
+            merged.update(copy.deepcopy(values))
+            addons[name] = merged
+    if not problems:
+        problems.extend(_semantic_problems(addons))
+    if problems:
+        raise SpecError("the installer spec is invalid", problems)
+    return Installer(document, addons, source_kind, unsupported, _hash_document(source, document))
+
+
+def hash_installer(source):
+    """(7-character hash, 64-hex digest) of an Installer document without validating its add-ons.
+
+    Hashing is defined for any Installer document kURL would hash, including kURL add-ons
+    mooring.cluster does not support; only the document's shape is checked here.
+    """
+    document = load_document(source)
+    if document.get("kind") != KIND or document.get("apiVersion") not in (API_VERSION,) + KURL_API_VERSIONS:
+        raise SpecError("not an Installer document: apiVersion must be one of %s and kind must be Installer"
+                        % ", ".join((API_VERSION,) + KURL_API_VERSIONS))
+    if not isinstance(document.get("spec"), dict):
+        raise SpecError("spec: required (a mapping of add-ons)")
+    hashed = _hash_document(source, document)
+    spec = hashed.get("spec") if isinstance(hashed.get("spec"), dict) else document["spec"]
+    return kurl_hash(spec, hashed.get("apiVersion")), kurl_hash_digest(spec, hashed.get("apiVersion"))

@@ -1,0 +1,97 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: ``mooring pki`` - the cluster PKI from the command line.
+
+``mooring pki generate --dir DIR --config REQUEST.yml [--check] [--force NAME]...`` makes or
+renews what is due (same backend and same result as the ``mooring.cluster.pki`` action);
+``mooring pki list --dir DIR`` shows every certificate with its expiry. The request file
+holds the action's options (``control_plane``, ``etcd``, ``kubelets``, ``key_type``...).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+try:
+    import yaml
+
+    HAS_YAML = True
+except ImportError:  # pragma: no cover - PyYAML comes with ansible-core
+    HAS_YAML = False
+
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import PKIError, ensure_pki, inspect_pki
+
+
+def _load_request(path):
+    if not path:
+        return {}
+    if not HAS_YAML:
+        raise PKIError("--config needs the Python library PyYAML")
+    try:
+        with open(path) as f:
+            data = yaml.safe_load(f)
+    except OSError as exc:
+        raise PKIError("--config: cannot read %s: %s" % (path, exc)) from None
+    except yaml.YAMLError as exc:
+        raise PKIError("--config: %s is not valid YAML: %s" % (path, exc)) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise PKIError("--config: %s must hold a mapping of PKI options" % path)
+    return data
+
+
+def _generate(args):
+    request = _load_request(args.config)
+    result = ensure_pki(args.dir, request, check_mode=args.check, force=args.force)
+    if args.json:
+        result.pop("diff", None)
+        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
+        return 0
+    verb = "would be " if args.check else ""
+    for name in result["created"]:
+        sys.stdout.write("%screated  %s\n" % (verb, name))
+    for item in result["renewed"]:
+        sys.stdout.write("%srenewed  %s (%s)\n" % (verb, item["name"], item["reason"]))
+    for name in result["modes_fixed"]:
+        sys.stdout.write("%smode fixed  %s\n" % (verb, name))
+    for name in result["stale"]:
+        sys.stdout.write("stale    %s (no longer in the request; not deleted)\n" % name)
+    sys.stdout.write("%s: %d created, %d renewed, %d kept%s\n" % (
+        result["path"], len(result["created"]), len(result["renewed"]), len(result["kept"]),
+        " (check mode, nothing written)" if args.check else ""))
+    return 0
+
+
+def _list(args):
+    entries = inspect_pki(args.dir)
+    if args.json:
+        sys.stdout.write(json.dumps(entries, indent=2, sort_keys=True) + "\n")
+        return 0
+    width = max([len(e["name"]) for e in entries] + [4])
+    for e in entries:
+        if "error" in e:
+            sys.stdout.write("%-*s  %s\n" % (width, e["name"], e["error"]))
+        else:
+            sys.stdout.write("%-*s  %s  %5dd  %s\n" % (width, e["name"], e["not_after"], e["days_left"],
+                                                       e["subject"]))
+    return 0
+
+
+def register(subparsers):
+    parser = subparsers.add_parser("pki", help="cluster certificates and keys, made on this machine")
+    sub = parser.add_subparsers(dest="pki_command", metavar="COMMAND")
+    sub.required = True
+    gen = sub.add_parser("generate", help="create or renew (what is due) the whole PKI under --dir")
+    gen.add_argument("--dir", required=True, help="PKI directory (created 0700)")
+    gen.add_argument("--config", help="YAML file with the PKI options (control_plane, etcd, kubelets, ...)")
+    gen.add_argument("--check", action="store_true", help="only say what would be created or renewed")
+    gen.add_argument("--force", action="append", default=[], metavar="NAME",
+                     help="renew this certificate regardless (repeatable; 'all' for every one)")
+    gen.add_argument("--json", action="store_true", help="print the result as JSON")
+    gen.set_defaults(func=_generate)
+    lst = sub.add_parser("list", help="every certificate under --dir with its expiry")
+    lst.add_argument("--dir", required=True, help="PKI directory")
+    lst.add_argument("--json", action="store_true", help="print as JSON")
+    lst.set_defaults(func=_list)

@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: ``mooring solution`` commands (build, validate, keygen).
+
+``build DIR -o ARCHIVE [--key KEY]`` packages a solution source tree into an ISO 9660 image
+or a tar (by the output name), writing SHA256SUMS and, with ``--key``, an Ed25519 signature.
+``validate ARCHIVE [--pubkey KEY]`` checks layout, manifest, checksums, signature, images and
+operator manifests and prints one line per problem, each with its path in the archive;
+exit code 1 when anything is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import archive as solution
+
+
+def _build(args):
+    summary = solution.build_archive(args.source, args.output, key_path=args.key, fmt=args.format)
+    sys.stdout.write(
+        "built %s: %s %s (%s, %d images, %s), sha256 %s\n"
+        % (
+            args.output,
+            summary["name"],
+            summary["version"],
+            summary["format"],
+            len(summary["images"]),
+            "signed" if summary["signed"] else "unsigned",
+            summary["archive_sha256"],
+        )
+    )
+    return 0
+
+
+def _validate(args):
+    summary = solution.validate_archive(args.archive, pubkey_path=args.pubkey,
+                                        require_signature=args.require_signature)
+    for w in summary["warnings"]:
+        sys.stderr.write("warning: %s\n" % w)
+    if args.json:
+        out = dict(summary)
+        out["operator"] = {"image": summary["operator"]["image"],
+                           "objects": ["%s/%s" % (d["kind"], d["metadata"]["name"])
+                                       for d in summary["operator"]["manifests"]]}
+        sys.stdout.write(json.dumps(out, indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(
+            "%s: valid solution %s %s (%s, %d images, signature %s)\n"
+            % (
+                args.archive,
+                summary["name"],
+                summary["version"],
+                summary["format"],
+                len(summary["images"]),
+                "verified" if summary["signature_verified"] else ("not verified" if summary["signed"] else "absent"),
+            )
+        )
+    return 0
+
+
+def _keygen(args):
+    solution.generate_key(args.private, args.public)
+    sys.stdout.write("wrote %s (private, 0600) and %s (public)\n" % (args.private, args.public))
+    return 0
+
+
+def register(subparsers):
+    p = subparsers.add_parser("solution", help="build and validate solution (application) archives")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    b = sub.add_parser("build", help="package a solution directory into an archive")
+    b.add_argument("source", metavar="DIR", help="solution source: manifest.yaml, images/, operator/deploy/")
+    b.add_argument("-o", "--output", required=True, metavar="ARCHIVE", help="output file: .iso, .tar or .tar.gz")
+    b.add_argument("--key", metavar="KEY", help="Ed25519 private key (PEM) to sign SHA256SUMS with")
+    b.add_argument("--format", choices=["iso", "tar", "tar.gz"], help="archive format (default: from the name)")
+    b.set_defaults(func=_build)
+
+    v = sub.add_parser("validate", help="check an archive's layout, manifest, checksums, signature and images")
+    v.add_argument("archive", metavar="ARCHIVE")
+    v.add_argument("--pubkey", metavar="KEY", help="Ed25519 public key (PEM): the archive must be signed by it")
+    v.add_argument("--require-signature", action="store_true", help="fail unless a signature verifies")
+    v.add_argument("--json", action="store_true", help="print the archive summary as JSON")
+    v.set_defaults(func=_validate)
+
+    k = sub.add_parser("keygen", help="create an Ed25519 key pair for signing archives")
+    k.add_argument("private", metavar="PRIVATE_KEY")
+    k.add_argument("public", metavar="PUBLIC_KEY")
+    k.set_defaults(func=_keygen)

@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: ``mooring spec validate|hash|resolve``."""
+
+from __future__ import annotations
+
+import sys
+
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import SpecError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_text_if_changed
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import build_lock, dump_lock
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import hash_installer, parse_installer
+
+
+def read_text(path):
+    """The text of an installer file ('-' for stdin)."""
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        with open(path, "r", encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise SpecError("cannot read %s: %s" % (path, exc.strerror)) from exc
+
+
+def read_installer(path):
+    """Parse and validate an installer file ('-' for stdin)."""
+    return parse_installer(read_text(path))
+
+
+def _validate(args):
+    installer = read_installer(args.file)
+    for item in installer.unsupported:
+        sys.stderr.write("warning: %s: kURL add-on or field not supported by mooring.cluster\n" % item)
+    sys.stdout.write("%s: valid (%s installer, hash %s)\n" % (args.file, installer.source, installer.hash))
+    return 0
+
+
+def _hash(args):
+    sys.stdout.write(hash_installer(read_text(args.file))[0] + "\n")
+    return 0
+
+
+def _resolve(args):
+    installer = read_installer(args.file)
+    catalog = load_catalog(args.catalog, args.catalog_overlay)
+    text = dump_lock(build_lock(installer, catalog, args.arch or ("amd64",)))
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+        return 0
+    changed = write_text_if_changed(args.output, text)
+    sys.stdout.write("%s: %s (hash %s)\n" % (args.output, "written" if changed else "unchanged", installer.hash))
+    return 0
+
+
+def add_catalog_options(parser):
+    parser.add_argument("--catalog", metavar="DIR", help="catalog directory (default: the collection's catalog/)")
+    parser.add_argument("--catalog-overlay", metavar="PATH", action="append", default=[],
+                        help="catalog overlay file or directory; repeatable, applied in order")
+
+
+def register(subparsers):
+    group = subparsers.add_parser("spec", help="validate, hash and resolve installer specs")
+    sub = group.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("validate", help="check an installer spec; one line per problem")
+    p.add_argument("file", help="installer YAML ('-' for stdin)")
+    p.set_defaults(func=_validate)
+
+    p = sub.add_parser("hash", help="print the kURL-compatible 7-character hash")
+    p.add_argument("file", help="installer YAML ('-' for stdin)")
+    p.set_defaults(func=_hash)
+
+    p = sub.add_parser("resolve", help="resolve versions against the catalog and write the lock file")
+    p.add_argument("file", help="installer YAML ('-' for stdin)")
+    p.add_argument("-o", "--output", metavar="LOCK", help="lock file to write (default: stdout)")
+    p.add_argument("--arch", action="append", choices=("amd64", "arm64", "ppc64le"),
+                   help="architectures to lock (repeatable; default amd64)")
+    add_catalog_options(p)
+    p.set_defaults(func=_resolve)

@@ -1,0 +1,69 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: ``mooring stack version|export``."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks
+
+
+def _version(args):
+    problems = []
+    for path in stacks.find_stacks(args.path):
+        try:
+            st = stacks.Stack(path)
+            plan = stacks.plan_versions(st)
+        except MooringError as exc:
+            problems.extend(exc.problems)
+            continue
+        for reason in plan["reasons"]:
+            sys.stdout.write(reason + "\n")
+        if args.check:
+            if plan["due"]:
+                problems.append("%s: a version bump is due but not recorded; run 'mooring stack version %s' "
+                                "and commit metadata.yaml and release.yaml" % (st.name, os.path.relpath(st.path)))
+            continue
+        for written in stacks.apply_versions(plan):
+            sys.stdout.write("wrote %s\n" % os.path.relpath(written))
+    if problems:
+        raise stacks.StackError("stack versions", problems)
+    return 0
+
+
+def _export(args):
+    from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
+
+    catalog = load_catalog(overlays=args.catalog_overlay or ())
+    paths = stacks.find_stacks(args.path)
+    for path in paths:
+        st = stacks.Stack(path)
+        out = args.output if len(paths) == 1 else os.path.join(args.output, st.name)
+        objects, _values, written = stacks.write_export(st, catalog, out)
+        sys.stdout.write("%s %s: %s\n" % (st.name, st.metadata["versions"]["clusterStack"],
+                                          ", ".join("%s/%s" % (o["kind"], o["metadata"]["name"]) for o in objects)))
+        for w in written:
+            sys.stdout.write("wrote %s\n" % w)
+    return 0
+
+
+def register(subparsers):
+    parser = subparsers.add_parser("stack", help="versioned cluster stacks and their Cluster API export")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    version = sub.add_parser("version", help="bump stack/component versions whose content changed")
+    version.add_argument("path", help="a stack directory (stacks/<provider>/<stack>/<major-minor>) or a directory above stacks")
+    version.add_argument("--check", action="store_true",
+                         help="change nothing; exit 1 when a bump is due but not recorded (for CI)")
+    version.set_defaults(func=_version)
+
+    export = sub.add_parser("export", help="render ClusterClass, templates and cluster-addon values")
+    export.add_argument("path", help="a stack directory, or a directory above several (one sub-directory each)")
+    export.add_argument("-o", "--output", required=True, help="output directory")
+    export.add_argument("--catalog-overlay", action="append", metavar="PATH",
+                        help="catalog overlay file or directory (repeatable)")
+    export.set_defaults(func=_export)

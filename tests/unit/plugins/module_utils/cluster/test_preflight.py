@@ -1,0 +1,508 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Unit tests for the preflight backend: gathering from a fake host tree, judging, report."""
+
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import preflight as pf
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+
+TCP = """  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1111 1
+   1: 0100007F:0943 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2222 1
+   2: 0B0A590A:0016 0C0A590A:D2F0 01 00000000:00000000 00:00000000 00000000     0        0 3333 1
+"""
+TCP6 = """  sl  local_address                         remote_address                        st tx_queue rx_queue
+   0: 00000000000000000000000000000000:1A0B 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4444 1
+"""
+
+
+def fake_host(tmp_path, **over):
+    """A fake host tree under tmp_path (the parts of /proc, /sys, /etc that gather reads)."""
+    files = {
+        "proc/meminfo": "MemTotal:        8000000 kB\nMemFree:  100 kB\n",
+        "proc/cpuinfo": "processor\t: 0\nprocessor\t: 1\nprocessor\t: 2\nprocessor\t: 3\n",
+        "proc/swaps": "Filename\tType\tSize\tUsed\tPriority\n",
+        "proc/net/tcp": TCP,
+        "proc/net/tcp6": TCP6,
+        "proc/filesystems": "nodev\tsysfs\nnodev\toverlay\n",
+        "proc/sys/net/ipv4/ip_forward": "1\n",
+        "proc/sys/net/bridge/bridge-nf-call-iptables": "1\n",
+        "proc/sys/kernel/hostname": "cp1\n",
+        "proc/sys/kernel/osrelease": "6.1.0-test\n",
+        "proc/1/comm": "systemd\n",
+        "proc/77/comm": "sshd\n",
+        "run/systemd/system/.keep": "",
+        "etc/machine-id": "0123456789abcdef0123456789abcdef\n",
+        "etc/os-release": 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\n',
+        "sys/fs/cgroup/cgroup.controllers": "cpu memory\n",
+        "var/lib/.keep": "",
+    }
+    files.update(over)
+    for rel, text in files.items():
+        if text is None:
+            continue
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    fd = tmp_path / "proc" / "77" / "fd"
+    fd.mkdir(parents=True, exist_ok=True)
+    os.symlink("socket:[1111]", fd / "3")
+    return str(tmp_path)
+
+
+def good_facts(**over):
+    f = {
+        "hostname": "cp1", "machine_id": "a" * 32, "cpus": 4, "memory_mb": 16000, "swap_mb": 0,
+        "disks": {d["path"]: {"free_mb": 100000, "measured": "/"} for d in pf.DEFAULT_DISKS},
+        "listening": {"22": "sshd"},
+        "kernel": {"release": "6.1", "bridge_netfilter": True, "overlayfs": True, "ip_forward": True,
+                   "ipvs": False, "ipip": False, "wireguard": False},
+        "cgroup": "v2", "init": "systemd", "systemd": True, "time_sync": True,
+        "distribution": {"id": "debian", "version_id": "12", "pretty": "Debian 12"},
+        "reach": {},
+    }
+    f.update(over)
+    return f
+
+
+def by_check(results):
+    out = {}
+    for r in results:
+        out.setdefault(r["check"], []).append(r)
+    return out
+
+
+def status_of(results, check):
+    statuses = [r["status"] for r in results if r["check"] == check]
+    assert statuses, "no %s result" % check
+    return max(statuses, key=pf.RANK.get)
+
+
+CFG = pf.settings()
+FIX_HEADER = "FIX (not ready yet, the install configures it; nothing to do):"
+# The old behaviour: the install configures nothing (hosts prepared otherwise).
+CFG_BLOCKING = pf.settings(install_configures=[])
+
+
+# ---------------------------------------------------------------- gather
+
+def test_gather_reads_a_fake_host(tmp_path):
+    root = fake_host(tmp_path)
+    calls = []
+
+    def run(argv):
+        calls.append(argv)
+        return 0, "yes\n", ""
+
+    probes = []
+
+    def probe(addr, port):
+        probes.append((addr, port))
+        return addr != "10.0.0.13", "" if addr != "10.0.0.13" else "timed out"
+
+    f = pf.gather(root=root, run=run, disk_paths=["/var/lib/etcd"],
+                  peers={"cp2": "10.0.0.12", "w1": "10.0.0.13"}, peer_port=22, probe=probe)
+    assert f["hostname"] == "cp1"
+    assert f["machine_id"] == "0123456789abcdef0123456789abcdef"
+    assert f["cpus"] == 4
+    assert f["memory_mb"] == 8000000 // 1024
+    assert f["swap_mb"] == 0
+    assert f["listening"] == {"22": "sshd", "2371": "", "6667": ""}
+    assert f["kernel"]["overlayfs"] and f["kernel"]["bridge_netfilter"] and f["kernel"]["ip_forward"]
+    assert not f["kernel"]["ipvs"] and not f["kernel"]["ipip"] and not f["kernel"]["wireguard"]
+    assert f["cgroup"] == "v2" and f["systemd"] and f["init"] == "systemd"
+    assert f["time_sync"] is True and calls == [["timedatectl", "show", "-p", "NTPSynchronized", "--value"]]
+    assert f["distribution"]["id"] == "debian" and f["distribution"]["version_id"] == "12"
+    assert f["disks"]["/var/lib/etcd"]["measured"] == "/var/lib"
+    assert f["disks"]["/var/lib/etcd"]["free_mb"] > 0
+    assert probes == [("10.0.0.12", 22), ("10.0.0.13", 22)]
+    assert f["reach"]["w1"] == {"address": "10.0.0.13", "ok": False, "error": "timed out"}
+
+
+def test_gather_detects_v1_swap_and_modules(tmp_path):
+    root = fake_host(tmp_path, **{
+        "sys/fs/cgroup/cgroup.controllers": None,
+        "proc/swaps": "Filename\tType\tSize\tUsed\tPriority\n/swap file 2097148 0 -2\n",
+        "proc/modules": "ip_vs 188416 0 - Live 0x0\nwireguard 1 0 - Live 0x0\n",
+        "sys/module/ipip/.keep": "",
+        "proc/sys/net/ipv4/ip_forward": "0\n",
+        "proc/sys/net/bridge/bridge-nf-call-iptables": None,
+        "proc/filesystems": "nodev\tsysfs\n",
+    })
+    f = pf.gather(root=root)
+    assert f["cgroup"] == "v1"
+    assert f["swap_mb"] == 2047
+    assert f["kernel"]["ipvs"] and f["kernel"]["wireguard"] and f["kernel"]["ipip"]
+    assert f["kernel"]["ip_forward"] is False
+    assert not f["kernel"]["bridge_netfilter"] and not f["kernel"]["overlayfs"]
+    assert f["time_sync"] is None  # no way to run timedatectl
+
+
+# A fresh VM: br_netfilter and overlay not loaded, forwarding off, swap on.
+FRESH = {
+    "proc/swaps": "Filename\tType\tSize\tUsed\tPriority\n/swap.img file 524284 0 -2\n",
+    "proc/sys/net/bridge/bridge-nf-call-iptables": None,
+    "proc/sys/net/ipv4/ip_forward": "0\n",
+    "proc/filesystems": "nodev\tsysfs\n",
+}
+MODULES_DEP = ("kernel/net/bridge/bridge.ko.zst: kernel/net/802/stp.ko.zst kernel/net/llc/llc.ko.zst\n"
+               "kernel/net/bridge/br_netfilter.ko.zst: kernel/net/bridge/bridge.ko.zst kernel/net/802/stp.ko.zst\n"
+               "kernel/fs/overlayfs/overlay.ko.xz:\n")
+
+
+def test_gather_finds_loadable_builtin_and_loaded_modules(tmp_path):
+    root = fake_host(tmp_path / "dep", **FRESH, **{"lib/modules/6.1.0-test/modules.dep": MODULES_DEP})
+    mods = pf.gather(root=root)["kernel"]["modules"]
+    assert mods == {"br_netfilter": {"loaded": False, "builtin": False, "loadable": True},
+                    "overlay": {"loaded": False, "builtin": False, "loadable": True}}
+    root = fake_host(tmp_path / "builtin", **FRESH, **{
+        "lib/modules/6.1.0-test/modules.builtin": "kernel/fs/overlayfs/overlay.ko\nkernel/net/bridge/bridge.ko\n",
+        "lib/modules/6.1.0-test/modules.dep": "",
+        "proc/modules": "br_netfilter 32768 0 - Live 0x0\nbridge 1 1 br_netfilter, Live 0x0\n"})
+    mods = pf.gather(root=root)["kernel"]["modules"]
+    assert mods == {"br_netfilter": {"loaded": True, "builtin": False, "loadable": False},
+                    "overlay": {"loaded": False, "builtin": True, "loadable": False}}
+    # no modules.dep: the module files themselves; other kernels' modules do not count
+    root = fake_host(tmp_path / "files", **FRESH, **{
+        "lib/modules/6.1.0-test/kernel/net/bridge/br_netfilter.ko.xz": "",
+        "lib/modules/5.10.0-old/kernel/fs/overlayfs/overlay.ko": "",
+        "lib/modules/5.10.0-old/modules.dep": "kernel/fs/overlayfs/overlay.ko:\n"})
+    mods = pf.gather(root=root)["kernel"]["modules"]
+    assert mods["br_netfilter"]["loadable"] and not mods["overlay"]["loadable"]
+    # no /lib/modules at all (the lab kernel): nothing loadable
+    mods = pf.gather(root=fake_host(tmp_path / "none", **FRESH))["kernel"]["modules"]
+    assert not any(v for m in mods.values() for v in m.values())
+
+
+def test_fresh_vm_is_configured_by_the_install_not_failed(tmp_path):
+    root = fake_host(tmp_path, **FRESH, **{"lib/modules/6.1.0-test/modules.dep": MODULES_DEP})
+    res = by_check(pf.judge_host(pf.gather(root=root), ["workers"], CFG))
+    for check in ("swap", "bridge_netfilter", "overlayfs", "ip_forward"):
+        assert [r["status"] for r in res[check]] == ["install"], res[check]
+    assert res["swap"][0]["message"] == ("swap is on (511 MiB): the install turns it off (swapoff -a) and comments "
+                                         "it out in /etc/fstab (kubelet failSwapOn)")
+    assert "modprobe br_netfilter" in res["bridge_netfilter"][0]["message"]
+    assert "bridge-nf-call-iptables=1" in res["bridge_netfilter"][0]["message"]
+    assert "modprobe overlay" in res["overlayfs"][0]["message"]
+    assert "net.ipv4.ip_forward=1" in res["ip_forward"][0]["message"]
+    # the same host with install_configures []: the old blocking behaviour
+    res = pf.judge_host(pf.gather(root=root), ["workers"], CFG_BLOCKING)
+    assert [status_of(res, c) for c in ("swap", "bridge_netfilter", "overlayfs", "ip_forward")] == \
+        ["fail", "fail", "fail", "warn"]
+
+
+def test_swap_on_is_configured_by_the_install():
+    r = by_check(pf.judge_host(good_facts(swap_mb=512), ["workers"], CFG))["swap"][0]
+    assert r["status"] == "install"
+    assert r["message"].startswith("swap is on (512 MiB): the install turns it off (swapoff -a) and comments it out "
+                                   "in /etc/fstab")
+    merged, _t, summary = pf.run_inventory(registered(a=good_facts(swap_mb=512)))
+    assert summary["failed"] == [] and summary["warnings"] == []
+    assert [(h, c) for h, c, _m in summary["install"]] == [("a", "swap")]
+
+
+def test_swap_on_fails_when_the_install_configures_nothing():
+    r = by_check(pf.judge_host(good_facts(swap_mb=512), ["workers"], CFG_BLOCKING))["swap"][0]
+    assert r["status"] == "fail" and "kubelet refuses to start" in r["message"]
+    cfg = pf.settings(install_configures=["bridge_netfilter"])  # only what is listed
+    assert status_of(pf.judge_host(good_facts(swap_mb=512), ["workers"], cfg), "swap") == "fail"
+
+
+def _kernel(**modules):
+    k = dict(good_facts()["kernel"], bridge_netfilter=False, overlayfs=False, release="6.1.0-test")
+    k["modules"] = {name: dict({"loaded": False, "builtin": False, "loadable": False}, **state)
+                    for name, state in modules.items()}
+    return k
+
+
+def test_br_netfilter_not_loaded_but_loadable_is_configured_by_the_install():
+    k = _kernel(br_netfilter={"loadable": True}, overlay={"loadable": True})
+    res = pf.judge_host(good_facts(kernel=k), ["workers"], CFG)
+    assert status_of(res, "bridge_netfilter") == "install"
+    assert status_of(res, "overlayfs") == "install"
+    assert status_of(pf.judge_host(good_facts(kernel=k), ["workers"], CFG_BLOCKING), "bridge_netfilter") == "fail"
+
+
+def test_br_netfilter_not_loadable_fails_even_when_the_install_configures_it():
+    k = _kernel(br_netfilter={}, overlay={})
+    res = by_check(pf.judge_host(good_facts(kernel=k), ["workers"], CFG))
+    r = res["bridge_netfilter"][0]
+    assert r["status"] == "fail"
+    assert "kernel 6.1.0-test cannot load it" in r["message"] and "/lib/modules/6.1.0-test" in r["message"]
+    assert res["overlayfs"][0]["status"] == "fail" and "overlay" in res["overlayfs"][0]["message"]
+    # loaded (or built in) and still missing: loading it again will not help
+    for state in ({"loaded": True}, {"builtin": True, "loadable": True}):
+        k = _kernel(br_netfilter=state, overlay={"loadable": True})
+        r = by_check(pf.judge_host(good_facts(kernel=k), ["workers"], CFG))["bridge_netfilter"][0]
+        assert r["status"] == "fail" and "/proc/sys/net/bridge/bridge-nf-call-iptables is missing" in r["message"]
+
+
+def test_parse_listening_only_listen_state():
+    assert pf.parse_listening(TCP) == {22: "1111", 2371: "2222"}
+
+
+# ---------------------------------------------------------------- judge one host
+
+def test_good_host_passes_everything():
+    res = pf.judge_host(good_facts(), ["control_plane", "etcd"], CFG)
+    assert {r["status"] for r in res} == {"pass"}, res
+
+
+@pytest.mark.parametrize("roles,cpus,status", [
+    (["workers"], 1, "warn"),
+    (["workers"], 2, "pass"),
+    (["control_plane"], 1, "fail"),
+    (["control_plane"], 2, "warn"),
+    (["control_plane"], 4, "pass"),
+    (["workers", "etcd"], 1, "fail"),  # the strictest role decides
+])
+def test_cpu_thresholds_per_role(roles, cpus, status):
+    assert status_of(pf.judge_host(good_facts(cpus=cpus), roles, CFG), "cpu") == status
+
+
+def test_memory_fail_names_role_and_minimum():
+    res = by_check(pf.judge_host(good_facts(memory_mb=1500), ["control_plane"], CFG))["memory"][0]
+    assert res["status"] == "fail"
+    assert "control_plane needs at least 1700 MiB" in res["message"]
+
+
+def test_disk_checks_follow_roles_and_thresholds():
+    facts = good_facts()
+    facts["disks"]["/var/lib/containerd"]["free_mb"] = 5000
+    facts["disks"]["/var/lib/mooring"]["free_mb"] = 5000
+    res = by_check(pf.judge_host(facts, ["workers"], CFG))["disk"]
+    assert [r["message"].split(" ")[0] for r in res] == ["/var/lib/containerd", "/var/lib/mooring"]
+    assert [r["status"] for r in res] == ["fail", "warn"]  # etcd path not checked on a worker
+    missing = good_facts(disks={})
+    assert status_of(pf.judge_host(missing, ["workers"], CFG), "disk") == "fail"
+
+
+def test_swap_fails():
+    # install_configures [] (was: the default): swap on blocks only when the install is not to turn it off
+    r = by_check(pf.judge_host(good_facts(swap_mb=2048), ["workers"], CFG_BLOCKING))["swap"][0]
+    assert r["status"] == "fail" and "swapoff -a" in r["message"]
+
+
+def test_ports_in_use_by_others_fail_by_our_own_pass():
+    res = pf.judge_host(good_facts(listening={"6443": "nginx", "2379": "etcd"}), ["control_plane", "etcd"], CFG)
+    r = by_check(res)["ports"][0]
+    assert r["status"] == "fail" and "6443 (nginx)" in r["message"] and "2379" not in r["message"]
+    res = pf.judge_host(good_facts(listening={"2379": "etcd", "10250": "kubelet"}), ["control_plane", "etcd"], CFG)
+    assert status_of(res, "ports") == "pass"
+    # a worker does not need 6443
+    assert status_of(pf.judge_host(good_facts(listening={"6443": "nginx"}), ["workers"], CFG), "ports") == "pass"
+
+
+def test_optional_kernel_features_warn_only_when_needed():
+    cfg = pf.settings(kernel_features=["ipvs", "wireguard"])
+    res = pf.judge_host(good_facts(), ["workers"], cfg)
+    assert status_of(res, "ipvs") == "warn"
+    assert status_of(res, "wireguard") == "warn"
+    assert status_of(res, "ipip") == "pass"
+    assert status_of(pf.judge_host(good_facts(), ["workers"], CFG), "ipvs") == "pass"
+
+
+def test_required_kernel_features_fail():
+    k = dict(good_facts()["kernel"], bridge_netfilter=False, overlayfs=False, ip_forward=False)
+    res = pf.judge_host(good_facts(kernel=k), ["workers"], CFG)
+    assert status_of(res, "bridge_netfilter") == "fail"
+    assert status_of(res, "overlayfs") == "fail"
+    # was "warn": forwarding off is now what the install configures (and warns with install_configures [])
+    assert status_of(res, "ip_forward") == "install"
+    assert status_of(pf.judge_host(good_facts(kernel=k), ["workers"], CFG_BLOCKING), "ip_forward") == "warn"
+
+
+@pytest.mark.parametrize("over,check,status", [
+    ({"cgroup": "v1"}, "cgroup", "warn"),
+    ({"cgroup": "hybrid"}, "cgroup", "warn"),
+    ({"systemd": False, "init": "sh"}, "systemd", "fail"),
+    ({"time_sync": False}, "time_sync", "warn"),
+    ({"time_sync": None}, "time_sync", "warn"),
+    ({"distribution": {"id": "debian", "version_id": "10"}}, "distribution", "fail"),
+    ({"distribution": {"id": "arch", "version_id": ""}}, "distribution", "fail"),
+    ({"distribution": {"id": "ubuntu", "version_id": "24.04"}}, "distribution", "pass"),
+])
+def test_other_checks(over, check, status):
+    assert status_of(pf.judge_host(good_facts(**over), ["workers"], CFG), check) == status
+
+
+# ---------------------------------------------------------------- settings
+
+def test_settings_merge_and_validate():
+    cfg = pf.settings(thresholds={"workers": {"cpus": 3, "memory_mb": {"recommended": 9000}}})
+    assert cfg["thresholds"]["workers"]["cpus"] == {"min": 3, "recommended": 3}
+    assert cfg["thresholds"]["workers"]["memory_mb"] == {"min": 1024, "recommended": 9000}
+    assert cfg["thresholds"]["control_plane"] == pf.DEFAULT_THRESHOLDS["control_plane"]
+    with pytest.raises(pf.PreflightError) as exc:
+        pf.settings(thresholds={"masters": {}}, kernel_features=["dummy"], ignore=["nosuch", "h1:swap"],
+                    disks=[{"path": "relative"}], ports={"workers": [70000]})
+    text = str(exc.value)
+    for needle in ("'masters'", "'dummy'", "'nosuch'", "relative", "70000"):
+        assert needle in text
+    assert "h1:swap" not in text
+    assert isinstance(exc.value, MooringError)
+
+
+def test_settings_install_configures():
+    assert CFG["install_configures"] == ["swap", "bridge_netfilter", "overlayfs", "ip_forward"]
+    assert CFG_BLOCKING["install_configures"] == []
+    assert pf.settings(install_configures=["ip_forward"])["install_configures"] == ["ip_forward"]
+    with pytest.raises(pf.PreflightError) as exc:
+        pf.settings(install_configures=["swap", "cpu"])
+    assert "install_configures: 'cpu'" in str(exc.value) and "'swap'" not in str(exc.value)
+
+
+def test_host_roles():
+    assert pf.host_roles(["etcd", "control_plane", "other"]) == ["control_plane", "etcd"]
+    assert pf.host_roles([]) == ["workers"]
+
+
+# ---------------------------------------------------------------- inventory
+
+def registered(cfg=None, **hosts):
+    cfg = CFG if cfg is None else cfg
+    out = {}
+    for name, facts in hosts.items():
+        if isinstance(facts, str):
+            out[name] = {"unreachable": True, "msg": facts}
+        else:
+            out[name] = {"facts": facts, "checks": pf.judge_host(facts, ["workers"], cfg), "changed": False}
+    return out
+
+
+def test_unique_hostnames_and_machine_ids():
+    a = good_facts(hostname="h1", machine_id="1" * 32)
+    b = good_facts(hostname="h2", machine_id="1" * 32)
+    c = good_facts(hostname="h1", machine_id="3" * 32)
+    merged, text, summary = pf.run_inventory(registered(a=a, b=b, c=c))
+    failed = {(h, c) for h, c, _m in summary["failed"]}
+    assert failed == {("a", "machine_id"), ("b", "machine_id"), ("a", "hostname"), ("c", "hostname")}
+    msg = [m for h, c, m in summary["failed"] if (h, c) == ("a", "machine_id")][0]
+    assert "also used by b" in msg
+    assert "FAIL (must fix):" in text and "a machine_id:" in text
+
+
+def test_invalid_and_empty_identity():
+    merged, _t, summary = pf.run_inventory(registered(x=good_facts(hostname="Bad_Name", machine_id="")))
+    assert {c for _h, c, _m in summary["failed"]} == {"hostname", "machine_id"}
+
+
+def test_reachability_and_unreachable_host():
+    a = good_facts(hostname="h1", machine_id="1" * 32,
+                   reach={"b": {"address": "10.0.0.2", "ok": False, "error": "timed out"}})
+    merged, text, summary = pf.run_inventory(registered(a=a, b="ssh: connect timed out"))
+    failed = {(h, c): m for h, c, m in summary["failed"]}
+    assert "cannot reach b (10.0.0.2: timed out)" in failed[("a", "reachability")]
+    assert "ssh: connect timed out" in failed[("b", "reachability")]
+    assert merged["b"] == [r for r in merged["b"] if r["check"] == "reachability"]
+
+
+def test_ignore_list_per_check_and_per_host():
+    a = good_facts(hostname="h1", machine_id="1" * 32, swap_mb=100)
+    b = good_facts(hostname="h2", machine_id="1" * 32, swap_mb=100)
+    # swap on blocks with install_configures [] (with the default it is "install", which ignore leaves alone)
+    merged, text, summary = pf.run_inventory(registered(CFG_BLOCKING, a=a, b=b), ignore=["machine_id", "a:swap"])
+    assert [(h, c) for h, c, _m in summary["failed"]] == [("b", "swap")]
+    ign = [r for r in merged["a"] if r["status"] == "ignored"]
+    assert {r["check"] for r in ign} == {"machine_id", "swap"}
+    assert all("ignored by preflight_ignore" in r["message"] for r in ign)
+
+
+def test_report_table_is_host_by_check():
+    a = good_facts(hostname="h1", machine_id="1" * 32, cpus=1)
+    b = good_facts(hostname="h2", machine_id="2" * 32)
+    _m, text, summary = pf.run_inventory(registered(a=a, b=b))
+    lines = text.splitlines()
+    header = lines[0].split()
+    assert header[0] == "host" and header[1:4] == ["cpu", "mem", "disk"] and header[-1] == "reach"
+    row_a = lines[2].split()
+    row_b = lines[3].split()
+    assert row_a[0] == "a" and row_a[1] == "WARN"  # 1 CPU on a worker: below recommended
+    assert row_b[0] == "b" and set(row_b[1:]) == {"ok"}
+    assert len(row_a) == len(header)
+    assert lines[-1] == "preflight: 2 host(s), 0 failure(s), 1 warning(s)"
+    assert summary["status"]["a"]["cpu"] == "warn"
+
+
+def test_report_shows_what_the_install_configures():
+    k = _kernel(br_netfilter={"loadable": True}, overlay={"loadable": True})
+    a = good_facts(hostname="h1", machine_id="1" * 32, swap_mb=512, kernel=dict(k, ip_forward=False))
+    b = good_facts(hostname="h2", machine_id="2" * 32)
+    merged, text, summary = pf.run_inventory(registered(a=a, b=b), ignore=["swap"])
+    lines = text.splitlines()
+    header = lines[0].split()
+    row_a = dict(zip(header, lines[2].split()))
+    assert [row_a[c] for c in ("swap", "brnf", "ovl", "fwd")] == ["fix"] * 4
+    assert set(lines[3].split()[1:]) == {"ok"}
+    assert "fix=the install configures it" in lines[4]
+    section = lines.index(FIX_HEADER)
+    assert lines[section + 1:section + 5] == ["  a %s: %s" % (c, m) for h, c, m in summary["install"]]
+    assert lines[section + 1].startswith("  a swap: swap is on (512 MiB): the install turns it off (swapoff -a)")
+    assert [c for _h, c, _m in summary["install"]] == ["swap", "bridge_netfilter", "overlayfs", "ip_forward"]
+    # not a failure, not a warning, not "ignored" (ignore only touches warn/fail); the summary keeps its format
+    assert summary["failed"] == [] and summary["warnings"] == []
+    assert not any(ln.startswith(("FAIL", "WARN")) for ln in lines)
+    assert summary["status"]["a"]["swap"] == "install"
+    assert [r["status"] for r in merged["a"] if r["check"] == "swap"] == ["install"]
+    assert lines[-1] == "preflight: 2 host(s), 0 failure(s), 0 warning(s)"
+    # with a real failure too, both sections, FAIL first
+    c = good_facts(hostname="h3", machine_id="3" * 32, swap_mb=1, cpus=0)
+    _m, text, summary = pf.run_inventory(registered(a=a, c=c))
+    lines = text.splitlines()
+    assert lines.index("FAIL (must fix):") < lines.index(FIX_HEADER)
+    assert {(h, ch) for h, ch, _m in summary["install"]} >= {("a", "swap"), ("c", "swap")}
+    assert [(h, ch) for h, ch, _m in summary["failed"]] == [("c", "cpu")]
+
+
+def test_no_install_section_when_nothing_to_configure():
+    _m, text, summary = pf.run_inventory(registered(a=good_facts()))
+    assert summary["install"] == [] and "FIX" not in text and "fix" not in text.split()
+
+
+def test_inputs_not_mutated():
+    a = good_facts(hostname="h1", machine_id="1" * 32, swap_mb=1)
+    reg = registered(a=a)
+    before = copy.deepcopy(reg)
+    pf.run_inventory(reg, ignore=["swap"])
+    assert reg == before
+
+
+# ---------------------------------------------------------------- report invariants (property test)
+
+_result_st = st.fixed_dictionaries({
+    "check": st.sampled_from(pf.CHECKS),
+    "status": st.sampled_from(pf.STATUSES),
+    "message": st.text(alphabet="abc xyz", min_size=1, max_size=20),
+})
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.from_regex(r"^h[0-9]{1,3}$", fullmatch=True), st.lists(_result_st, max_size=12),
+                       min_size=1, max_size=8))
+def test_report_lists_every_failure_and_one_row_per_host(results_by_host):
+    text, summary = pf.render_report(results_by_host)
+    lines = text.splitlines()
+    fails = [(h, r["check"]) for h, rs in results_by_host.items() for r in rs if r["status"] == "fail"]
+    warns = [(h, r["check"]) for h, rs in results_by_host.items() for r in rs if r["status"] == "warn"]
+    assert sorted((h, c) for h, c, _m in summary["failed"]) == sorted(fails)
+    assert len(summary["warnings"]) == len(warns)
+    installs = [(h, r["check"]) for h, rs in results_by_host.items() for r in rs if r["status"] == "install"]
+    assert sorted((h, c) for h, c, _m in summary["install"]) == sorted(installs)
+    assert (lines.count(FIX_HEADER) == 1) == bool(installs)
+    assert lines[-1] == "preflight: %d host(s), %d failure(s), %d warning(s)" % (
+        len(results_by_host), len(fails), len(warns))
+    rows = [ln.split()[0] for ln in lines[2:2 + len(results_by_host)]]
+    assert rows == sorted(results_by_host)
+    for h, checks in summary["status"].items():
+        for c, s in checks.items():
+            worst = max((r["status"] for r in results_by_host[h] if r["check"] == c), key=pf.RANK.get)
+            assert s == worst

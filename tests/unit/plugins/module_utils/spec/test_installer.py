@@ -1,0 +1,170 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Installer spec validation, defaults and kURL input."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import SpecError
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import hash_installer, parse_installer
+
+GOOD = textwrap.dedent("""
+    apiVersion: cluster.mooring.io/v1beta1
+    kind: Installer
+    metadata: {name: demo}
+    spec:
+      kubernetes: {version: 1.35.x}
+      calico: {version: latest}
+""")
+
+
+def problems(text):
+    with pytest.raises(SpecError) as err:
+        parse_installer(textwrap.dedent(text))
+    return err.value.problems
+
+
+def test_good_spec_gets_defaults():
+    installer = parse_installer(GOOD)
+    assert installer.source == "mooring"
+    assert installer.addons["kubernetes"]["podCIDR"] == "10.32.0.0/16"
+    assert installer.addons["calico"]["encapsulation"] == "VXLAN"
+    assert installer.requested_versions() == {"kubernetes": "1.35.x", "calico": "latest"}
+    assert len(installer.hash) == 7
+
+
+def test_every_problem_reported_at_once_with_paths():
+    found = problems("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec:
+          kubernetes: {version: 1.31.z, podCIDR: 10.0.0.0/8}
+          etcd: {version: latest, topology: sideways}
+          weave: {version: latest}
+          calico: {version: latest, colour: blue}
+    """)
+    assert "spec.kubernetes.version: '1.31.z' is not an exact version, 'latest' or 'X.Y.x'" in found
+    assert "spec.etcd.topology: 'sideways' is not one of external, stacked" in found
+    assert any(p.startswith("spec.weave: unknown add-on 'weave' (known: calico, cilium,") for p in found)
+    assert any(p.startswith("spec.calico.colour: unknown field 'colour' (allowed: encapsulation, mtu, version)")
+               for p in found)
+    assert len(found) == 4
+
+
+def test_exactly_one_cni():
+    assert problems("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec: {kubernetes: {version: latest}}
+    """) == ["spec: exactly one CNI add-on is required (calico, cilium, flannel); found none"]
+    assert problems("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec: {kubernetes: {version: latest}, calico: {version: latest}, flannel: {version: latest}}
+    """) == ["spec: exactly one CNI add-on is required (calico, cilium, flannel); found calico and flannel"]
+
+
+def test_cidrs_checked():
+    found = problems("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec:
+          kubernetes: {version: latest, podCIDR: 10.0.0.0/8, serviceCIDR: 10.96.0.0/12}
+          calico: {version: latest}
+    """)
+    assert found == ["spec.kubernetes.serviceCIDR: '10.96.0.0/12' overlaps podCIDR '10.0.0.0/8'; choose disjoint ranges"]
+    found = problems("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec:
+          kubernetes: {version: latest, podCIDR: 10.32.0.1/16}
+          calico: {version: latest}
+    """)
+    assert found[0].startswith("spec.kubernetes.podCIDR: '10.32.0.1/16' is not a network in CIDR notation")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("- a\n- b\n", "the installer document must be a mapping with apiVersion, kind and spec"),
+    ("a: [\n", "the installer document is not valid YAML"),
+    ("apiVersion: v1\nkind: Pod\nspec: {}\n", "apiVersion: 'v1' must be 'cluster.mooring.io/v1beta1'"),
+    ("apiVersion: cluster.mooring.io/v1beta1\nkind: Installer\n", "spec: required"),
+    ("apiVersion: cluster.mooring.io/v1beta1\nkind: Installer\nspec: {calico: {version: latest}}\n",
+     "spec.kubernetes: required"),
+    ("apiVersion: cluster.mooring.io/v1beta1\nkind: Installer\nspec: {kubernetes: {}, calico: {version: 3}}\n",
+     "spec.calico.version: 3 is not of type string"),
+])
+def test_bad_input_never_a_traceback(text, expected):
+    with pytest.raises(SpecError) as err:
+        parse_installer(text)
+    assert any(p.startswith(expected) for p in err.value.problems), err.value.problems
+
+
+def test_yaml_1_2_yes_is_a_string():
+    found = problems("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec:
+          kubernetes: {version: latest}
+          calico: {version: latest}
+          metricsServer: {version: latest, insecureKubeletTLS: yes}
+    """)
+    assert found == ["spec.metricsServer.insecureKubeletTLS: 'yes' is not of type boolean"]
+
+
+def test_kurl_document_is_mapped_and_unsupported_named():
+    installer = parse_installer(textwrap.dedent("""
+        apiVersion: cluster.kurl.sh/v1beta1
+        kind: Installer
+        metadata: {name: kurl}
+        spec:
+          kubernetes: {version: 1.35.x, serviceCIDR: 10.96.0.0/16, haCluster: false}
+          flannel: {version: latest, podCIDR: 10.40.0.0/16}
+          containerd: {version: 2.1.x}
+          kotsadm: {version: latest}
+          ekco: {version: latest}
+    """))
+    assert installer.source == "kurl"
+    assert installer.addons["kubernetes"]["podCIDR"] == "10.40.0.0/16"
+    assert installer.addons["kubernetes"]["serviceCIDR"] == "10.96.0.0/16"
+    assert installer.unsupported == ["spec.ekco", "spec.kotsadm", "spec.kubernetes.haCluster"]
+    with pytest.raises(SpecError) as err:
+        installer.require_supported()
+    assert err.value.problems == ["spec.ekco: not supported by mooring.cluster",
+                                  "spec.kotsadm: not supported by mooring.cluster",
+                                  "spec.kubernetes.haCluster: not supported by mooring.cluster"]
+
+
+def test_kurl_hash_of_kurl_document_is_kurls_published_example():
+    text = "apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\nmetadata: {name: x}\nspec:\n  kubernetes:\n    version: 1.15.3\n"
+    assert hash_installer(text)[0] == "3138d30"
+    # the same spec with a CNI is a valid installer whose hash covers the CNI too
+    installer = parse_installer(text + "  flannel:\n    version: latest\n")
+    assert installer.hash != "3138d30" and len(installer.hash) == 7
+
+
+def test_hash_only_needs_an_installer_shape():
+    with pytest.raises(SpecError) as err:
+        hash_installer("apiVersion: v1\nkind: Pod\nspec: {}\n")
+    assert "not an Installer document" in str(err.value)
+    assert hash_installer("apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\nspec: {weave: {version: latest}}\n")
+
+
+def test_hash_reads_the_text_as_kurl_did():
+    # kurl.sh (js-yaml 4) reads 1_000 as the number 1000; the YAML 1.2 core schema keeps a string.
+    text = ("apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\nmetadata: {name: x}\n"
+            "spec:\n  kubernetes:\n    version: 1.15.3\n  containerd:\n    version: 1_000\n")
+    from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import kurl_hash, kurl_hash_yaml
+    assert hash_installer(text)[0] == kurl_hash_yaml(text)
+    assert hash_installer(text)[0] == kurl_hash({"kubernetes": {"version": "1.15.3"}, "containerd": {"version": 1000}})
+    assert hash_installer(text)[0] != kurl_hash({"kubernetes": {"version": "1.15.3"}, "containerd": {"version": "1_000"}})
+
+
+def test_hash_ignores_metadata_and_key_order():
+    a = parse_installer("apiVersion: cluster.mooring.io/v1beta1\nkind: Installer\nmetadata: {name: a}\n"
+                        "spec:\n  kubernetes: {version: latest, podCIDR: 10.32.0.0/16}\n  calico: {version: latest}\n")
+    b = parse_installer("kind: Installer\nspec:\n  calico: {version: latest}\n  kubernetes: {podCIDR: 10.32.0.0/16, version: latest}\n"
+                        "apiVersion: cluster.mooring.io/v1beta1\nmetadata: {name: b}\n")
+    assert a.hash == b.hash
