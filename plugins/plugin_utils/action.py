@@ -1,0 +1,117 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: the one base class of the collection's action plugins.
+
+Every action plugin of this collection runs on the controller and has a documentation stub of
+the same name in ``plugins/modules/``. That stub's ``options`` (with its doc fragments) is the
+only statement of the plugin's arguments: :func:`argument_spec` turns it into the argument
+spec the action validates against, so the docs and the validation cannot drift apart.
+
+A subclass implements ``act(args, task_vars)`` and returns the result's fields. The base class
+validates the arguments, says whether the run is a check (``self.check_mode``), and turns a
+:class:`MooringError` (and an ``OSError`` from the controller's files) into a task failure with
+one line per problem.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import os
+
+import yaml
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+
+_SPEC_KEYS = ("type", "required", "default", "choices", "elements", "no_log", "aliases")
+_MODULES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "modules")
+
+
+def _options_to_spec(options):
+    spec = {}
+    for name, doc in (options or {}).items():
+        entry = {key: doc[key] for key in _SPEC_KEYS if key in doc}
+        if "suboptions" in doc:
+            entry["options"] = _options_to_spec(doc["suboptions"])
+        spec[name] = entry
+    return spec
+
+
+def _fragment(name):
+    """A doc fragment of this collection (``mooring.cluster.FILE`` or ``mooring.cluster.FILE.VARIANT``)."""
+    parts = name.split(".")
+    if parts[:2] != ["mooring", "cluster"] or len(parts) not in (3, 4):
+        raise AnsibleActionFail("doc fragment %s: only this collection's fragments are read" % name)
+    module = importlib.import_module("ansible_collections.mooring.cluster.plugins.doc_fragments.%s" % parts[2])
+    return yaml.safe_load(getattr(module.ModuleDocFragment, parts[3].upper() if len(parts) == 4 else "DOCUMENTATION"))
+
+
+@functools.cache
+def documentation(name):
+    """The stub ``plugins/modules/<name>.py``'s DOCUMENTATION, its fragments' options merged in."""
+    path = os.path.join(_MODULES, "%s.py" % name)
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read(), path)
+    text = next((node.value.value for node in tree.body if isinstance(node, ast.Assign)
+                 and any(getattr(target, "id", None) == "DOCUMENTATION" for target in node.targets)), None)
+    if text is None:
+        raise AnsibleActionFail("%s: no DOCUMENTATION to take the arguments from" % path)
+    doc = yaml.safe_load(text)
+    options = {}
+    for fragment in doc.get("extends_documentation_fragment") or []:
+        options.update((_fragment(fragment) or {}).get("options") or {})
+    options.update(doc.get("options") or {})
+    doc["options"] = options
+    return doc
+
+
+def argument_spec(name):
+    """The argument spec of ``mooring.cluster.<name>``, from its documented options."""
+    return _options_to_spec(documentation(name).get("options"))
+
+
+class MooringAction(ActionBase):
+    """Controller-side action: documented options in, ``act()`` result out, domain errors as failures."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    # Argument relations the option docs cannot state (as for AnsibleModule).
+    MUTUALLY_EXCLUSIVE = ()
+    REQUIRED_ONE_OF = ()
+    REQUIRED_TOGETHER = ()
+    REQUIRED_IF = ()
+
+    @classmethod
+    def plugin_name(cls):
+        return cls.__module__.rsplit(".", 1)[-1]
+
+    @property
+    def check_mode(self):
+        return bool(self._task.check_mode)
+
+    def act(self, args, task_vars):
+        raise NotImplementedError
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        args = self.validate_argument_spec(
+            argument_spec=argument_spec(self.plugin_name()),
+            mutually_exclusive=list(self.MUTUALLY_EXCLUSIVE),
+            required_one_of=list(self.REQUIRED_ONE_OF),
+            required_together=list(self.REQUIRED_TOGETHER),
+            required_if=list(self.REQUIRED_IF),
+        )[1]
+        try:
+            result.update(self.act(args, task_vars or {}))
+        except MooringError as exc:
+            raise AnsibleActionFail("\n".join(exc.problems) if exc.problems else str(exc)) from None
+        except OSError as exc:
+            where = " (%s)" % exc.filename if exc.filename else ""
+            raise AnsibleActionFail("%s%s" % (exc.strerror or exc, where)) from None
+        result.setdefault("changed", False)
+        return result
