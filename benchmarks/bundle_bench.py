@@ -29,13 +29,15 @@ import time
 import yaml
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as h
+from ansible_collections.mooring.cluster.plugins.module_utils.common import digest
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import lock_digest
 
 MIB = 1024 * 1024
 
 
 def sha(path):
-    return b.sha256_file(path)[0]
+    return digest.sha256_file(path)[0]
 
 
 def artifact(path, name, kind, dest=None):
@@ -145,8 +147,8 @@ def main(argv=None):
         print("one add-on changed (etcd +4 MiB artifact): %.2f s, rebuilt %s, read %.1f MiB through Python "
               "(etcd inputs: %.1f MiB, read twice - fetch+verify, then pack; whole input: %.1f MiB), copied %.1f MiB in the kernel"
               % (t_one, rebuilt, one["bytes_read"] / MIB, etcd_in / MIB, total_in / MIB, one["bytes_copied"] / MIB))
-        pub = b.read_public_key(os.path.join(work, "k", "s.pub"))
-        _verified, t_ver = timed(lambda: b.verify_bundle(out, pub))
+        pub = h.read_public_key(os.path.join(work, "k", "s.pub"))
+        _verified, t_ver = timed(lambda: h.verify_bundle(out, pub))
         print("verify (signature + every checksum, stdlib only): %.2f s, %s" % (t_ver, rate(one["size"], t_ver)))
     finally:
         if args.keep:

@@ -69,11 +69,11 @@ present:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as backend  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ctr  # noqa: E402
 
 
 def list_images(module, params):
-    rc, out, err = module.run_command(backend.ctr_list_argv(params["ctr"], params["address"], params["namespace"]))
+    rc, out, err = module.run_command(ctr.list_refs_cmd(ctr.base_cmd(params["ctr"], params["address"], params["namespace"])))
     if rc != 0:
         module.fail_json(msg="cannot list containerd images (is containerd running at %s?): %s"
                          % (params["address"], err.strip()))
@@ -95,17 +95,17 @@ def main():
         if not image.get("ref") or not image.get("path"):
             module.fail_json(msg="images[%d]: both 'ref' and 'path' are required, got %r" % (index, image))
     before = list_images(module, params)
-    missing = backend.images_to_import(params["images"], before)
+    missing = ctr.missing_images(params["images"], before)
     result = dict(changed=bool(missing), imported=[i["ref"] for i in missing],
                   present=[i["ref"] for i in params["images"] if i not in missing])
     if missing and not module.check_mode:
         for image in missing:
-            argv = backend.ctr_import_argv(image["path"], params["ctr"], params["address"], params["namespace"])
+            argv = ctr.import_archive_cmd(ctr.base_cmd(params["ctr"], params["address"], params["namespace"]), image["path"])
             rc, _out, err = module.run_command(argv)
             if rc != 0:
                 module.fail_json(msg="ctr images import %s failed: %s" % (image["path"], err.strip()), **result)
         after = list_images(module, params)
-        still = backend.images_to_import(missing, after)
+        still = ctr.missing_images(missing, after)
         if still:
             module.fail_json(msg="imported %s but %s is not listed in namespace %s (the archive names the image "
                              "differently?); listed: %s" % (still[0]["path"], still[0]["ref"], params["namespace"],

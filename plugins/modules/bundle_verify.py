@@ -83,7 +83,7 @@ bundle:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as backend  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as backend  # noqa: E402
 
 
 def main():

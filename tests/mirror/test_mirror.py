@@ -14,6 +14,8 @@ import sys
 import pytest
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as h
+from ansible_collections.mooring.cluster.plugins.module_utils.common import digest
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import build_lock
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import parse_installer
@@ -57,8 +59,8 @@ def test_bundle_from_mirror_over_http(tmp_path, served):
     out = b.build_bundle(lock, str(tmp_path / "b.tar"), key_path=str(tmp_path / "k.key"),
                          cache_dir=str(tmp_path / "cache"), addons=["containerd", "etcd"])
     assert out["changed"] and out["sandbox_image"].startswith("registry.k8s.io/pause:")
-    pub = b.read_public_key(str(tmp_path / "k.pub"))
-    summary, changed = b.unpack_bundle(str(tmp_path / "b.tar"), str(tmp_path / "root"), pub)
+    pub = h.read_public_key(str(tmp_path / "k.pub"))
+    summary, changed = h.unpack_bundle(str(tmp_path / "b.tar"), str(tmp_path / "root"), pub)
     assert changed
     assert {"containerd", "runc", "containernetworking-plugins", "iptables"} <= set(summary["packages"])
     assert [i["ref"] for i in summary["images"]] == ["localhost/mooring/hello:1.0"]
@@ -71,7 +73,7 @@ def test_bundle_from_mirror_over_http(tmp_path, served):
     assert sorted(f["dest"] for f in installs[0]["files"]) == [
         "/usr/local/bin/containerd", "/usr/local/bin/containerd-shim-runc-v2", "/usr/local/bin/ctr"]
     etcd = [x for x in summary["binaries"] if x["name"] == "etcd"][0]
-    assert b.sha256_file(etcd["path"])[0] == b.sha256_file(os.path.join(MIRROR, "etcd/v3.5.1/linux-amd64/etcd"))[0]
+    assert digest.sha256_file(etcd["path"])[0] == digest.sha256_file(os.path.join(MIRROR, "etcd/v3.5.1/linux-amd64/etcd"))[0]
     with open(os.path.join(summary["addons"]["containerd"]["dir"], "debs", "Packages")) as handle:
         assert "Package: containerd\n" in handle.read()
 

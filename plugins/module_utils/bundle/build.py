@@ -20,7 +20,6 @@ themselves before anything is unpacked. Everything streams in fixed-size chunks.
 
 from __future__ import annotations
 
-import base64
 import concurrent.futures
 import contextlib
 import hashlib
@@ -40,159 +39,36 @@ import zlib
 
 from ansible.module_utils.urls import open_url
 
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle.host import (
+    BUNDLE_FORMAT,
+    BUNDLE_KIND,
+    MANIFEST_NAME,
+    SIGNATURE_NAME,
+    BundleError,
+    ChecksumError,
+    SignatureError,
+    _existing_manifest_id,
+    _human,
+    _Progress,
+    key_fingerprint,
+    public_key_from_pem,
+)
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import plan_install
-from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import CHUNK, HashingWriter, canonical_json, sha256_file
 
-try:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    HAS_CRYPTOGRAPHY = True
-    CRYPTOGRAPHY_IMPORT_ERROR = None
-except ImportError as _exc:  # pragma: no cover - hosts without cryptography only verify
-    HAS_CRYPTOGRAPHY = False
-    CRYPTOGRAPHY_IMPORT_ERROR = _exc
-
-BUNDLE_FORMAT = 1
 # 2: packages record how each artifact installs on hosts (``installs``, see layout.py);
 # 3-5: host packages come with the dependencies a host may lack (apt_closure).
 PACKAGE_FORMAT = 5
-BUNDLE_KIND = "MooringBundle"
-MANIFEST_NAME = "bundle.json"
-SIGNATURE_NAME = "bundle.json.sig"
-CHUNK = 1 << 20
-MAX_MANIFEST = 64 << 20
 ARTIFACT_DIRS = {"binary": "bin", "archive": "archives", "manifest": "manifests", "chart": "charts",
                  "deb": "debs", "wheel": "wheels"}
 IMAGE_FORMATS = ("oci-archive", "docker-archive")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
-
-
-class BundleError(MooringError):
-    """A bundle could not be built, verified or unpacked."""
-
-
-class ChecksumError(BundleError):
-    """Content does not match its recorded sha256 (names the artifact, expected and actual)."""
-
-
-class SignatureError(BundleError):
-    """The bundle signature is missing or does not verify with the trusted public key."""
 
 
 # --------------------------------------------------------------------------------------------
-# Ed25519 verification (RFC 8032, section 5.1.7), standard library only.
+# The signing key (common/ed25519.py holds the one key stack)
 # --------------------------------------------------------------------------------------------
-_P = 2 ** 255 - 19
-_L = 2 ** 252 + 27742317777372353535851937790883648493
-_D = (-121665 * pow(121666, _P - 2, _P)) % _P
-_SQRT_M1 = pow(2, (_P - 1) // 4, _P)
-
-
-def _pt_add(p1, p2):
-    x1, y1, z1, t1 = p1
-    x2, y2, z2, t2 = p2
-    a = (y1 - x1) * (y2 - x2) % _P
-    b = (y1 + x1) * (y2 + x2) % _P
-    c = 2 * t1 * t2 * _D % _P
-    d = 2 * z1 * z2 % _P
-    e, f, g, h = b - a, d - c, d + c, b + a
-    return (e * f % _P, g * h % _P, f * g % _P, e * h % _P)
-
-
-def _pt_mul(scalar, point):
-    result = (0, 1, 1, 0)
-    while scalar:
-        if scalar & 1:
-            result = _pt_add(result, point)
-        point = _pt_add(point, point)
-        scalar >>= 1
-    return result
-
-
-def _pt_equal(p1, p2):
-    return (p1[0] * p2[2] - p2[0] * p1[2]) % _P == 0 and (p1[1] * p2[2] - p2[1] * p1[2]) % _P == 0
-
-
-def _recover_x(y, sign):
-    if y >= _P:
-        return None
-    x2 = (y * y - 1) * pow(_D * y * y + 1, _P - 2, _P) % _P
-    if x2 == 0:
-        return None if sign else 0
-    x = pow(x2, (_P + 3) // 8, _P)
-    if (x * x - x2) % _P:
-        x = x * _SQRT_M1 % _P
-    if (x * x - x2) % _P:
-        return None
-    if (x & 1) != sign:
-        x = _P - x
-    return x
-
-
-def _decompress(data):
-    y = int.from_bytes(data, "little")
-    sign = y >> 255
-    y &= (1 << 255) - 1
-    x = _recover_x(y, sign)
-    if x is None:
-        return None
-    return (x, y, 1, x * y % _P)
-
-
-_BASE_Y = 4 * pow(5, _P - 2, _P) % _P
-_BASE = (_recover_x(_BASE_Y, 0), _BASE_Y, 1, _recover_x(_BASE_Y, 0) * _BASE_Y % _P)
-
-
-def ed25519_verify(public_key, message, signature):
-    """True when ``signature`` (64 bytes) is a valid Ed25519 signature of ``message``."""
-    if len(public_key) != 32 or len(signature) != 64:
-        return False
-    a_point = _decompress(public_key)
-    r_point = _decompress(signature[:32])
-    if a_point is None or r_point is None:
-        return False
-    s = int.from_bytes(signature[32:], "little")
-    if s >= _L:
-        return False
-    h = int.from_bytes(hashlib.sha512(signature[:32] + public_key + message).digest(), "little") % _L
-    return _pt_equal(_pt_mul(s, _BASE), _pt_add(r_point, _pt_mul(h, a_point)))
-
-
-# --------------------------------------------------------------------------------------------
-# Keys
-# --------------------------------------------------------------------------------------------
-_SPKI_PREFIX = bytes.fromhex("302a300506032b6570032100")
-
-
-def public_key_from_pem(text):
-    """Raw 32-byte Ed25519 public key from PEM SubjectPublicKeyInfo text."""
-    if isinstance(text, bytes):
-        text = text.decode("ascii", "replace")
-    body = "".join(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("-----"))
-    try:
-        der = base64.b64decode(body, validate=True)
-    except (ValueError, TypeError):
-        der = b""
-    if len(der) != 44 or not der.startswith(_SPKI_PREFIX):
-        raise SignatureError("public key: not a PEM Ed25519 public key (expected 'BEGIN PUBLIC KEY' with "
-                             "an Ed25519 SubjectPublicKeyInfo); use the .pub file written next to the signing key")
-    return der[len(_SPKI_PREFIX):]
-
-
-def read_public_key(path):
-    try:
-        with open(path, "rb") as handle:
-            return public_key_from_pem(handle.read())
-    except OSError as exc:
-        raise SignatureError("public key %s: cannot read it (%s)" % (path, exc.strerror)) from exc
-
-
-def key_fingerprint(public_raw):
-    return "SHA256:" + base64.b64encode(hashlib.sha256(public_raw).digest()).decode("ascii").rstrip("=")
-
-
 def default_key_path():
     base = os.environ.get("MOORING_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".config", "mooring")
     return os.path.join(base, "bundle-signing.key")
@@ -203,33 +79,25 @@ def ensure_signing_key(key_path):
 
     Returns ``(private_key, public_pem_bytes, created)``.
     """
-    if not HAS_CRYPTOGRAPHY:
+    if not ed25519.HAS_CRYPTOGRAPHY:
         raise BundleError("signing bundles needs the Python 'cryptography' library on the controller "
-                          "(pip install cryptography): %s" % CRYPTOGRAPHY_IMPORT_ERROR)
-    pub_path = key_path + ".pub" if not key_path.endswith(".key") else key_path[:-4] + ".pub"
+                          "(pip install cryptography): %s" % ed25519.CRYPTOGRAPHY_IMPORT_ERROR)
+    pub_path = public_key_path(key_path)
     created = False
     if os.path.exists(key_path):
         try:
-            with open(key_path, "rb") as handle:
-                key = serialization.load_pem_private_key(handle.read(), password=None)
-        except (OSError, ValueError) as exc:
+            key = ed25519.load_private_key(key_path)
+        except ed25519.KeyFileError as exc:
+            if str(exc) == "not an Ed25519 private key":
+                raise BundleError("signing key %s: not an Ed25519 private key" % key_path) from exc
             raise BundleError("signing key %s: cannot load it (%s); move it away to create a new one"
                               % (key_path, exc)) from exc
-        if not isinstance(key, Ed25519PrivateKey):
-            raise BundleError("signing key %s: not an Ed25519 private key" % key_path)
     else:
-        key = Ed25519PrivateKey.generate()
+        key = ed25519.new_private_key()
         os.makedirs(os.path.dirname(os.path.abspath(key_path)), mode=0o700, exist_ok=True)
-        pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
-        fd = os.open(key_path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(pem)
-        os.chmod(key_path + ".tmp", 0o600)
-        os.replace(key_path + ".tmp", key_path)
+        ed25519.write_private_key(key_path, key)
         created = True
-    public_pem = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                               serialization.PublicFormat.SubjectPublicKeyInfo)
+    public_pem = ed25519.public_pem(key)
     try:
         with open(pub_path, "rb") as handle:
             current = handle.read()
@@ -250,95 +118,9 @@ def public_key_path(key_path):
 # --------------------------------------------------------------------------------------------
 # Small helpers
 # --------------------------------------------------------------------------------------------
-def canonical_json(value):
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
 def manifest_bytes(manifest):
     """The exact bytes of bundle.json: sorted keys, one level of indentation, trailing newline."""
     return (json.dumps(manifest, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def sha256_file(path, counter=None):
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as handle:
-        while True:
-            chunk = handle.read(CHUNK)
-            if not chunk:
-                break
-            digest.update(chunk)
-            size += len(chunk)
-    if counter is not None:
-        counter["bytes_read"] = counter.get("bytes_read", 0) + size
-    return digest.hexdigest(), size
-
-
-def _human(num):
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if num < 1024 or unit == "GiB":
-            return "%.1f %s" % (num, unit) if unit != "B" else "%d B" % num
-        num /= 1024.0
-    return "%d B" % num
-
-
-class _Progress(object):
-    """Throttled progress lines (at most one per ``interval`` seconds per step)."""
-
-    def __init__(self, sink, interval=2.0):
-        self.sink = sink
-        self.interval = interval
-        self._last = 0.0
-
-    def say(self, text):
-        if self.sink:
-            self.sink(text)
-
-    def tick(self, what, done, total):
-        if not self.sink:
-            return
-        now = time.monotonic()
-        if now - self._last < self.interval:
-            return
-        self._last = now
-        if total:
-            self.sink("%s: %s / %s (%d%%)" % (what, _human(done), _human(total), done * 100 // max(total, 1)))
-        else:
-            self.sink("%s: %s" % (what, _human(done)))
-
-
-class _HashingWriter(object):
-    def __init__(self, handle):
-        self.handle = handle
-        self.digest = hashlib.sha256()
-        self.size = 0
-
-    def write(self, data):
-        self.digest.update(data)
-        self.size += len(data)
-        return self.handle.write(data)
-
-    def flush(self):
-        self.handle.flush()
-
-
-class _HashingReader(object):
-    """Wraps a member file object: hashes what is read, can drain the rest."""
-
-    def __init__(self, handle):
-        self.handle = handle
-        self.digest = hashlib.sha256()
-        self.size = 0
-
-    def read(self, size=-1):
-        data = self.handle.read(size)
-        self.digest.update(data)
-        self.size += len(data)
-        return data
-
-    def drain(self):
-        while self.read(CHUNK):
-            pass
 
 
 def _tarinfo(name, size, mode=0o644):
@@ -353,14 +135,6 @@ def _tarinfo(name, size, mode=0o644):
 
 def _safe_name(text):
     return _SAFE.sub("_", text).strip("_") or "x"
-
-
-def _check_member_name(name):
-    norm = posixpath.normpath(name)
-    if name.startswith("/") or norm.startswith("..") or norm != name or "\\" in name:
-        raise BundleError("bundle member %r: unsafe path (absolute, '..' or not normalised); refusing the bundle"
-                          % name)
-    return norm
 
 
 # --------------------------------------------------------------------------------------------
@@ -731,7 +505,7 @@ class PackageCache(object):
         tmp_tar = os.path.join(work, ".package.tar")
         progress.say("packing %s %s" % (name, addon.get("version")))
         with open(tmp_tar, "wb") as raw:
-            writer = _HashingWriter(raw)
+            writer = HashingWriter(raw)
             with tarfile.open(fileobj=writer, mode="w|", format=tarfile.PAX_FORMAT) as tar:
                 for entry in all_files:
                     with open(os.path.join(work, entry["path"]), "rb") as src:
@@ -975,305 +749,9 @@ def _write_member(out, name, size, src, counter=None):
     return copied
 
 
-class _Ticking(object):
-    def __init__(self, handle, sink, what, total):
-        self.handle, self.sink, self.what, self.total, self.done = handle, sink, what, total, 0
-
-    def read(self, size=-1):
-        data = self.handle.read(size)
-        self.done += len(data)
-        self.sink.tick("write %s" % self.what, self.done, self.total)
-        return data
-
-
 def _bundle_size(data, signature, metas):
     def member(size):
         return 512 + (size + 511) // 512 * 512
     total = member(len(data)) + member(len(signature)) + sum(member(m["size"]) for m in metas)
     total += 1024
     return (total + tarfile.RECORDSIZE - 1) // tarfile.RECORDSIZE * tarfile.RECORDSIZE
-
-
-def bundle_id_of(path):
-    """The id (sha256 of bundle.json) of the bundle at ``path``, None when absent or unreadable."""
-    return _existing_manifest_id(path)
-
-
-def _existing_manifest_id(path):
-    try:
-        data, _signature = read_head(path)
-    except (BundleError, OSError):
-        return None
-    return hashlib.sha256(data).hexdigest()
-
-
-# --------------------------------------------------------------------------------------------
-# Verification and unpacking (standard library only: runs on hosts)
-# --------------------------------------------------------------------------------------------
-def read_head(path):
-    """(bundle.json bytes, signature bytes) from the first two members, reading nothing else."""
-    try:
-        with tarfile.open(path, mode="r|") as tar:
-            members = []
-            for member in tar:
-                if not member.isfile() or member.size > MAX_MANIFEST:
-                    break
-                members.append((member.name, tar.extractfile(member).read()))
-                if len(members) == 2:
-                    break
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise BundleError("%s: not a readable bundle (%s)" % (path, exc)) from exc
-    names = [m[0] for m in members]
-    if names[:1] != [MANIFEST_NAME]:
-        raise BundleError("%s: not a mooring bundle (first member must be %s)" % (path, MANIFEST_NAME))
-    if names[1:2] != [SIGNATURE_NAME]:
-        raise SignatureError("%s: unsigned bundle (no %s after %s); refusing it"
-                             % (path, SIGNATURE_NAME, MANIFEST_NAME))
-    return members[0][1], members[1][1]
-
-
-def verify_manifest(data, signature, public_raw, where="bundle"):
-    """Check the signature, then parse bundle.json. Returns the manifest."""
-    if not ed25519_verify(public_raw, data, signature):
-        raise SignatureError("%s: signature of %s does not verify with the trusted key %s; refusing it"
-                             % (where, MANIFEST_NAME, key_fingerprint(public_raw)))
-    try:
-        manifest = json.loads(data.decode("utf-8"))
-    except ValueError as exc:
-        raise BundleError("%s: %s is not JSON: %s" % (where, MANIFEST_NAME, exc)) from exc
-    if manifest.get("kind") != BUNDLE_KIND or manifest.get("bundleFormat") != BUNDLE_FORMAT:
-        raise BundleError("%s: unsupported bundle (kind %r, format %r)"
-                          % (where, manifest.get("kind"), manifest.get("bundleFormat")))
-    for name, pkg in (manifest.get("packages") or {}).items():
-        _check_member_name(pkg["file"])
-        if not _HEX64.match(pkg.get("sha256") or ""):
-            raise BundleError("%s: package %s has no valid sha256" % (where, name))
-        for entry in pkg.get("files") or []:
-            _check_member_name(entry["path"])
-            if not entry["path"].startswith(name + "/"):
-                raise BundleError("%s: package %s lists %s outside its directory" % (where, name, entry["path"]))
-    return manifest
-
-
-def _verify_stream(path, public_raw, on_package=None, progress=None):
-    """One pass over the bundle: signature first, then every package's size and sha256.
-
-    ``on_package(name, pkg, reader)`` may consume the member (e.g. to unpack it); the member is
-    drained and its digest checked afterwards either way.
-    """
-    sink = _Progress(progress)
-    try:
-        with tarfile.open(path, mode="r|") as tar:
-            members = iter(tar)
-            heads = []
-            for _index in range(2):
-                member = next(members, None)
-                if member is None or not member.isfile() or member.size > MAX_MANIFEST:
-                    break
-                heads.append((member.name, tar.extractfile(member).read()))
-            if [h[0] for h in heads[:1]] != [MANIFEST_NAME]:
-                raise BundleError("%s: not a mooring bundle (first member must be %s)" % (path, MANIFEST_NAME))
-            if [h[0] for h in heads[1:2]] != [SIGNATURE_NAME]:
-                raise SignatureError("%s: unsigned bundle (no %s); refusing it" % (path, SIGNATURE_NAME))
-            data, signature = heads[0][1], heads[1][1]
-            manifest = verify_manifest(data, signature, public_raw, path)
-            expected = {pkg["file"]: (name, pkg) for name, pkg in manifest["packages"].items()}
-            seen = set()
-            for member in members:
-                if member.name not in expected or member.name in seen:
-                    raise BundleError("%s: unexpected member %r (not listed in the signed %s); refusing it"
-                                      % (path, member.name, MANIFEST_NAME))
-                if not member.isfile():
-                    raise BundleError("%s: member %r is not a regular file; refusing it" % (path, member.name))
-                name, pkg = expected[member.name]
-                if member.size != pkg["size"]:
-                    raise ChecksumError("%s: package %s: size %d, the signed manifest says %d; refusing it"
-                                        % (path, name, member.size, pkg["size"]))
-                reader = _HashingReader(tar.extractfile(member))
-                ticking = _Ticking(reader, sink, "verify %s" % name, pkg["size"])
-                if on_package is not None:
-                    on_package(name, pkg, ticking)
-                reader.drain()
-                actual = reader.digest.hexdigest()
-                if actual != pkg["sha256"]:
-                    raise ChecksumError("%s: package %s (%s): sha256 mismatch: expected %s, got %s; refusing it"
-                                        % (path, name, member.name, pkg["sha256"], actual))
-                seen.add(member.name)
-            missing = sorted(set(expected) - seen)
-            if missing:
-                raise BundleError("%s: incomplete bundle, missing %s; copy it again" % (path, ", ".join(missing)))
-    except (tarfile.TarError, EOFError) as exc:
-        raise BundleError("%s: damaged bundle (%s); refusing it" % (path, exc)) from exc
-    return manifest, data, signature
-
-
-def verify_bundle(path, public_raw, progress=None):
-    """Verify signature and every checksum without writing anything. Returns the summary."""
-    manifest, data, _sig = _verify_stream(path, public_raw, progress=progress)
-    return summarize(manifest, hashlib.sha256(data).hexdigest())
-
-
-def verify_signature(path, public_raw):
-    """Check only the signature of bundle.json (reads the first members). Returns the summary."""
-    data, signature = read_head(path)
-    manifest = verify_manifest(data, signature, public_raw, path)
-    return summarize(manifest, hashlib.sha256(data).hexdigest())
-
-
-def summarize(manifest, bundle_id, root=None):
-    """What roles need: per add-on directory, apt repo, host packages, binaries and images."""
-    base = posixpath.join(root, bundle_id) if root else None
-    addons = {}
-    for name, pkg in sorted(manifest["packages"].items()):
-        binaries = []
-        archives = []
-        installed_by_record = {i.get("artifact") for i in pkg.get("installs") or []}
-        for entry in pkg["files"]:
-            parts = entry["path"].split("/")
-            if entry["path"] in installed_by_record:
-                continue  # installed where its upstream layout says, by bundle_install (layout.py)
-            if len(parts) == 4 and parts[1] in ("bin", "archives"):
-                (binaries if parts[1] == "bin" else archives).append(
-                    {"name": parts[3], "arch": parts[2], "path": entry["path"]})
-        addons[name] = {
-            "version": pkg["version"],
-            "key": pkg["key"],
-            "repo": pkg.get("repo"),
-            "packages": pkg.get("packages") or [],
-            "binaries": binaries,
-            "archives": archives,
-            "images": pkg.get("images") or [],
-            "installs": pkg.get("installs") or [],
-        }
-        if base:
-            addons[name]["dir"] = posixpath.join(base, name)
-    summary = {"id": bundle_id, "hash": manifest.get("hash"), "lock_digest": manifest.get("lockDigest"),
-               "signer": manifest.get("signer"), "sandbox_image": manifest.get("sandboxImage"),
-               "distro": manifest.get("distro"), "path": base, "addons": addons,
-               "packages": sorted({p for a in addons.values() for p in a["packages"]})}
-    if base:
-        # Flat lists with absolute paths, so roles need no Jinja to find things.
-        summary["repos"] = [posixpath.join(base, a["repo"]) for a in (addons[n] for n in sorted(addons)) if a["repo"]]
-        summary["binaries"] = [dict(b, addon=n, path=posixpath.join(base, b["path"]))
-                               for n, a in sorted(addons.items()) for b in a["binaries"]]
-        summary["images"] = [dict(i, addon=n, path=posixpath.join(base, i["path"]))
-                             for n, a in sorted(addons.items()) for i in a["images"]]
-        summary["archives"] = [dict(x, addon=n, path=posixpath.join(base, x["path"]))
-                               for n, a in sorted(addons.items()) for x in a["archives"]]
-        # How each upstream artifact lands on the host (layout.py), with the artifact's path here.
-        summary["installs"] = [dict(i, addon=n, path=posixpath.join(base, i["artifact"]))
-                               for n, a in sorted(addons.items()) for i in a["installs"]]
-    return summary
-
-
-def _extract_package(name, pkg, fileobj, dest):
-    """Unpack one package (a tar) into ``dest``, checking every file against the manifest."""
-    wanted = {f["path"]: f for f in pkg["files"]}
-    done = set()
-    with tarfile.open(fileobj=fileobj, mode="r|") as inner:
-        for member in inner:
-            if member.name not in wanted or member.name in done or not member.isfile():
-                raise BundleError("package %s: unexpected entry %r; refusing the bundle" % (name, member.name))
-            entry = wanted[member.name]
-            target = os.path.join(dest, *member.name.split("/"))
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            digest = hashlib.sha256()
-            size = 0
-            src = inner.extractfile(member)
-            with open(target, "wb") as out:
-                while True:
-                    chunk = src.read(CHUNK)
-                    if not chunk:
-                        break
-                    digest.update(chunk)
-                    size += len(chunk)
-                    out.write(chunk)
-            os.chmod(target, 0o755 if member.mode & 0o111 else 0o644)
-            if size != entry["size"] or digest.hexdigest() != entry["sha256"]:
-                raise ChecksumError("package %s: file %s: sha256 mismatch: expected %s, got %s; refusing the bundle"
-                                    % (name, member.name, entry["sha256"], digest.hexdigest()))
-            done.add(member.name)
-    missing = sorted(set(wanted) - done)
-    if missing:
-        raise BundleError("package %s: missing %s; refusing the bundle" % (name, ", ".join(missing)))
-
-
-def installed_bundle(root, bundle_id, public_raw):
-    """The summary of an already unpacked bundle, or None when it is absent or does not verify."""
-    base = os.path.join(root, bundle_id)
-    try:
-        with open(os.path.join(base, MANIFEST_NAME), "rb") as handle:
-            data = handle.read()
-        with open(os.path.join(base, SIGNATURE_NAME), "rb") as handle:
-            signature = handle.read()
-    except OSError:
-        return None
-    if hashlib.sha256(data).hexdigest() != bundle_id:
-        return None
-    try:
-        manifest = verify_manifest(data, signature, public_raw, base)
-    except BundleError:
-        return None
-    return summarize(manifest, bundle_id, root)
-
-
-def unpack_bundle(path, root, public_raw, expected_id=None, progress=None):
-    """Verify everything (pass 1), then unpack (pass 2, re-checking every digest) atomically.
-
-    Nothing is written under ``root`` until pass 1 has verified the signature and every
-    package checksum; pass 2 unpacks into a temporary directory renamed into place only when
-    every file matched. Returns ``(summary, changed)``.
-    """
-    manifest, data, _sig = _verify_stream(path, public_raw, progress=progress)
-    bundle_id = hashlib.sha256(data).hexdigest()
-    if expected_id and bundle_id != expected_id:
-        raise BundleError("%s: bundle id %s, expected %s (a different bundle was copied); refusing it"
-                          % (path, bundle_id, expected_id))
-    existing = installed_bundle(root, bundle_id, public_raw)
-    if existing is not None:
-        return existing, False
-    os.makedirs(root, mode=0o755, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".unpack-%s-" % bundle_id[:12], dir=root)
-    try:
-        _verify_stream(path, public_raw, on_package=lambda name, pkg, reader: _extract_package(name, pkg, reader, tmp),
-                       progress=progress)
-        for fname, payload in ((MANIFEST_NAME, data), (SIGNATURE_NAME, _sig)):
-            with open(os.path.join(tmp, fname), "wb") as handle:
-                handle.write(payload)
-        os.chmod(tmp, 0o755)  # noqa: S103 - bundle content is public (no secrets), root-owned
-        final = os.path.join(root, bundle_id)
-        if os.path.exists(final):
-            shutil.rmtree(final)
-        os.rename(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return summarize(manifest, bundle_id, root), True
-
-
-# --------------------------------------------------------------------------------------------
-# containerd image import (host side), command lines kept here so they are unit-tested
-# --------------------------------------------------------------------------------------------
-def ctr_list_argv(ctr="ctr", address="/run/containerd/containerd.sock", namespace="k8s.io"):
-    return [ctr, "--address", address, "--namespace", namespace, "images", "list", "--quiet"]
-
-
-def ctr_import_argv(path, ctr="ctr", address="/run/containerd/containerd.sock", namespace="k8s.io"):
-    # No registry involved: the archive is read from disk and unpacked into the snapshotter.
-    return [ctr, "--address", address, "--namespace", namespace, "images", "import", "--no-unpack=false", path]
-
-
-def images_to_import(wanted, present):
-    """The images of ``wanted`` (dicts with ``ref``) whose reference is not in ``present``."""
-    present = set(present)
-    return [image for image in wanted if image["ref"] not in present and _docker_io(image["ref"]) not in present]
-
-
-def _docker_io(ref):
-    """containerd names Docker Hub images in full (docker.io/library/x:tag)."""
-    first = ref.split("/", 1)[0]
-    if "/" in ref and ("." in first or ":" in first or first == "localhost"):
-        return ref
-    if "/" not in ref:
-        return "docker.io/library/" + ref
-    return "docker.io/" + ref

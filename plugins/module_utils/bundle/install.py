@@ -20,7 +20,7 @@ import os
 import re
 import tarfile
 
-from ansible_collections.mooring.cluster.plugins.module_utils.bundle.build import sha256_file
+from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 ARCH = {"x86_64": "amd64", "aarch64": "arm64", "ppc64le": "ppc64le", "s390x": "s390x"}

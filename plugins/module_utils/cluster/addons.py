@@ -21,6 +21,7 @@ import copy
 import json
 import re
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common import images as image_refs
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 
@@ -52,21 +53,6 @@ def _containers(obj):
     return list(spec.get("initContainers") or []) + list(spec.get("containers") or [])
 
 
-def _image_name(ref):
-    """``docker.io/calico/node:v3.29.1`` -> ``calico/node`` (registry and tag/digest dropped)."""
-    ref = ref.split("@", 1)[0]
-    slash = ref.rfind("/")
-    colon = ref.rfind(":")
-    if colon > slash:
-        ref = ref[:colon]
-    parts = ref.split("/")
-    if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
-        parts = parts[1:]
-    if len(parts) == 1:
-        parts = ["library"] + parts
-    return "/".join(parts)
-
-
 def lock_image_index(images):
     """``{image name: pinned ref}`` from the lock's images (``ref@digest`` when the digest is known)."""
     index = {}
@@ -76,7 +62,7 @@ def lock_image_index(images):
         ref = image["ref"]
         if image.get("digest"):
             ref = "%s@%s" % (ref, image["digest"])
-        index[_image_name(image["ref"])] = ref
+        index[image_refs.name_of(image["ref"])] = ref
     return index
 
 
@@ -86,7 +72,7 @@ def pin_images(objects, images):
     problems = []
     for obj in objects:
         for c in _containers(obj):
-            name = _image_name(c.get("image", ""))
+            name = image_refs.name_of(c.get("image", ""))
             if name in index:
                 c["image"] = index[name]
                 c["imagePullPolicy"] = "IfNotPresent"

@@ -30,6 +30,7 @@ import secrets
 import string
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 
@@ -78,16 +79,6 @@ def extra_args(args, api):
     return [{"name": k, "value": args[k]} for k in sorted(args)]
 
 
-def _split_ref(ref):
-    """``registry.k8s.io/coredns/coredns:v1.11.3`` -> (``registry.k8s.io/coredns/coredns``, ``v1.11.3``)."""
-    ref = ref.split("@", 1)[0]
-    slash = ref.rfind("/")
-    colon = ref.rfind(":")
-    if colon > slash:
-        return ref[:colon], ref[colon + 1:]
-    return ref, "latest"
-
-
 def images_from_lock(kubernetes_version, image_refs):
     """kubeadm's image settings matching the images the bundle loaded (no registry needed).
 
@@ -99,7 +90,7 @@ def images_from_lock(kubernetes_version, image_refs):
     out = {"image_repository": "registry.k8s.io", "dns_repository": None, "dns_tag": None,
            "etcd_tag": None, "problems": []}
     for ref in image_refs or []:
-        repo, tag = _split_ref(str(ref))
+        repo, tag = split_tag(str(ref))
         base, _sep, name = repo.rpartition("/")
         if name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"):
             repos.add(base)

@@ -1,15 +1,20 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""PRIVATE to mooring.cluster: solution images in containerd (``ctr``) and a registry.
+"""PRIVATE to mooring.cluster: images in containerd (``ctr``) and a registry.
 
-Builds the exact ``ctr`` command lines, parses ``ctr images ls``, and decides what to
-import, push or remove; the caller passes a ``run(argv) -> (rc, stdout, stderr)`` function
-(``AnsibleModule.run_command`` in the module), so this module never knows AnsibleModule.
+The one place ``ctr`` command lines are built (bundle images and solution images alike),
+``ctr images ls`` is parsed, and what to import, push or remove is decided; the caller passes
+a ``run(argv) -> (rc, stdout, stderr)`` function (``AnsibleModule.run_command`` in the
+modules), so this module never knows AnsibleModule. Standard library only (hosts use it).
 """
 
 from __future__ import annotations
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common import images as image_refs
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+
+DEFAULT_ADDRESS = "/run/containerd/containerd.sock"
+DEFAULT_NAMESPACE = "k8s.io"
 
 MANIFEST_ACCEPT = ", ".join([
     "application/vnd.oci.image.manifest.v1+json",
@@ -23,7 +28,7 @@ class ContainerdError(MooringError):
     """A ctr command failed, or a registry could not be reached."""
 
 
-def base_cmd(ctr, address, namespace):
+def base_cmd(ctr="ctr", address=DEFAULT_ADDRESS, namespace=DEFAULT_NAMESPACE):
     return [ctr, "--address", address, "--namespace", namespace]
 
 
@@ -31,9 +36,28 @@ def list_cmd(base):
     return base + ["images", "ls"]
 
 
+def list_refs_cmd(base):
+    """``ctr images list --quiet``: one reference a line."""
+    return base + ["images", "list", "--quiet"]
+
+
+def import_archive_cmd(base, path):
+    """``ctr images import`` of an image archive from the bundle; no registry involved, unpacked
+    into the snapshotter so the kubelet finds it."""
+    return base + ["images", "import", "--no-unpack=false", path]
+
+
+def missing_images(wanted, present):
+    """The images of ``wanted`` (dicts with ``ref``) whose reference is not in ``present``
+    (containerd lists Docker Hub images by their full name)."""
+    present = set(present)
+    return [image for image in wanted
+            if image["ref"] not in present and image_refs.fully_qualified(image["ref"]) not in present]
+
+
 def import_cmd(base, image, snapshotter=None):
     """``ctr images import`` of one exported OCI archive, limited to that image's name."""
-    cmd = base + ["images", "import", "--base-name", image["ref"].rsplit(":", 1)[0]]
+    cmd = base + ["images", "import", "--base-name", image_refs.split_tag(image["ref"])[0]]
     if snapshotter:
         cmd += ["--snapshotter", snapshotter]
     return cmd + [image["file"]]
@@ -70,8 +94,8 @@ def parse_images_ls(text):
 
 def manifest_url(ref, plain_http=False):
     """The registry URL of ``ref``'s manifest (``host[:port]/repo/name:tag``)."""
-    host, rest = ref.split("/", 1)
-    repo, tag = rest.rsplit(":", 1)
+    name, tag = image_refs.split_tag(ref)
+    host, repo = name.split("/", 1)
     return "%s://%s/v2/%s/manifests/%s" % ("http" if plain_http else "https", host, repo, tag)
 
 
@@ -89,8 +113,8 @@ def _run(run, cmd):
     return out
 
 
-def ensure_images(run, images, state="present", ctr="ctr", address="/run/containerd/containerd.sock",
-                  namespace="k8s.io", snapshotter=None, check_mode=False, push=False, plain_http=False,
+def ensure_images(run, images, state="present", ctr="ctr", address=DEFAULT_ADDRESS,
+                  namespace=DEFAULT_NAMESPACE, snapshotter=None, check_mode=False, push=False, plain_http=False,
                   skip_verify=False, registry_digest=None):
     """Make containerd hold exactly ``images`` (state present) or none of them (absent).
 

@@ -23,6 +23,7 @@ except ImportError as _yaml_exc:  # a controller requirement; the import guard k
     YAML_IMPORT_ERROR = _yaml_exc
     _SafeDumper = object
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import canonical_json
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import addon_contents, resolve_versions
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import API_VERSION
@@ -33,11 +34,6 @@ DEFAULT_ARCHITECTURES = ("amd64",)
 
 class LockError(MooringError):
     """A lock file is missing, malformed or does not match its digest."""
-
-
-def canonical_json(value):
-    """The canonical serialisation hashed everywhere: sorted keys, no whitespace, UTF-8."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def lock_digest(lock):

@@ -30,6 +30,9 @@ import stat
 import tarfile
 import tempfile
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519
+from ansible_collections.mooring.cluster.plugins.module_utils.common import images as image_refs
+from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import HashingWriter, sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 try:
@@ -58,17 +61,6 @@ try:
 except ImportError as _exc:  # pragma: no cover - depends on the environment
     HAS_JSONSCHEMA = False
     JSONSCHEMA_IMPORT_ERROR = _exc
-
-try:
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-
-    HAS_CRYPTOGRAPHY = True
-    CRYPTOGRAPHY_IMPORT_ERROR = None
-except ImportError as _exc:  # pragma: no cover - depends on the environment
-    HAS_CRYPTOGRAPHY = False
-    CRYPTOGRAPHY_IMPORT_ERROR = _exc
 
 
 API_VERSION = "solutions.mooring.io/v1alpha1"
@@ -203,21 +195,6 @@ class Entry:
         self.size = size
         self.target = target
         self.raw = raw
-
-
-class _HashWriter:
-    def __init__(self, limit=None):
-        self.hash = hashlib.sha256()
-        self.size = 0
-        self.limit = limit
-        self.buf = io.BytesIO() if limit is not None else None
-
-    def write(self, data):
-        self.hash.update(data)
-        self.size += len(data)
-        if self.buf is not None and self.size <= self.limit:
-            self.buf.write(data)
-        return len(data)
 
 
 class TarReader:
@@ -414,29 +391,23 @@ def parse_sums(text):
 
 
 def load_public_key(path):
-    require(HAS_CRYPTOGRAPHY, "cryptography", CRYPTOGRAPHY_IMPORT_ERROR)
+    """The raw Ed25519 public key in the PEM file ``path`` (common/ed25519.py; no cryptography needed)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-        key = serialization.load_pem_public_key(data)
-    except (OSError, ValueError) as exc:
-        raise SolutionError("%s: cannot load the Ed25519 public key (PEM): %s" % (path, exc)) from exc
-    if not isinstance(key, Ed25519PublicKey):
-        raise SolutionError("%s: the public key is not an Ed25519 key" % path)
-    return key
+        return ed25519.read_public_key(path)
+    except ed25519.KeyFileError as exc:
+        if getattr(exc, "strerror", None):
+            raise SolutionError("%s: cannot load the Ed25519 public key (PEM): %s" % (path, exc)) from exc
+        raise SolutionError("%s: the public key is not an Ed25519 key" % path) from exc
 
 
 def load_private_key(path):
-    require(HAS_CRYPTOGRAPHY, "cryptography", CRYPTOGRAPHY_IMPORT_ERROR)
+    require(ed25519.HAS_CRYPTOGRAPHY, "cryptography", ed25519.CRYPTOGRAPHY_IMPORT_ERROR)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-        key = serialization.load_pem_private_key(data, password=None)
-    except (OSError, ValueError, TypeError) as exc:
+        return ed25519.load_private_key(path)
+    except ed25519.KeyFileError as exc:
+        if str(exc) == "not an Ed25519 private key":
+            raise SolutionError("%s: the private key is not an Ed25519 key" % path) from exc
         raise SolutionError("%s: cannot load the Ed25519 private key (unencrypted PEM): %s" % (path, exc)) from exc
-    if not isinstance(key, Ed25519PrivateKey):
-        raise SolutionError("%s: the private key is not an Ed25519 key" % path)
-    return key
 
 
 def parse_image_ref(ref):
@@ -444,8 +415,7 @@ def parse_image_ref(ref):
     if not isinstance(ref, str) or "@" in ref or ":" not in ref:
         return None
     name, tag = ref.rsplit(":", 1)
-    first = name.split("/", 1)[0]
-    if "." in first or ":" in first or first == "localhost":
+    if image_refs.is_registry_host(name.split("/", 1)[0]):
         return None  # a registry host: the repository is decided at import, not in the archive
     if not re.match(IMAGE_NAME_RE, name) or not re.match(TAG_RE, tag):
         return None
@@ -547,21 +517,21 @@ class _Validation:
         if e.size > limit:
             self.bad(path, "%d bytes, more than the limit of %d" % (e.size, limit))
             return None
-        w = _HashWriter(limit)
+        w = HashingWriter(limit=limit)
         self.reader.stream(e, w)
         if w.size > limit:
             self.bad(path, "%d bytes, more than the limit of %d" % (w.size, limit))
             return None
         data = w.buf.getvalue()
-        self.digests[path] = w.hash.hexdigest()
+        self.digests[path] = w.hexdigest()
         self.cache[path] = data
         return data
 
     def digest(self, path):
         if path not in self.digests:
-            w = _HashWriter()
+            w = HashingWriter()
             self.reader.stream(self.files[path], w)
-            self.digests[path] = w.hash.hexdigest()
+            self.digests[path] = w.hexdigest()
         return self.digests[path]
 
     # -- manifest ----------------------------------------------------------------------
@@ -636,9 +606,7 @@ class _Validation:
             else:
                 self.warnings.append("%s: present but not verified (no public key given)" % SIGNATURE)
             return
-        try:
-            self.pubkey.verify(sig, sums_raw)
-        except InvalidSignature:
+        if not ed25519.verify(self.pubkey, sums_raw, sig):
             self.bad(SIGNATURE, "the signature over %s does not verify with the given public key" % SUMS)
 
     # -- images --------------------------------------------------------------------------
@@ -903,11 +871,7 @@ def validate_archive(path, pubkey_path=None, require_signature=False):
 
 
 def file_sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1024 * 1024), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return sha256_file(path)[0]
 
 
 # ---------------------------------------------------------------------------------------
@@ -959,7 +923,7 @@ def sums_text(src, files):
 
 
 def sign(private_key, data):
-    return base64.b64encode(private_key.sign(data)) + b"\n"
+    return base64.b64encode(ed25519.sign(private_key, data)) + b"\n"
 
 
 def _write_tar(out, src, files, extra, gz):
@@ -1069,11 +1033,7 @@ def build_archive(src, out_path, key_path=None, fmt=None):
         if key is not None:
             fd2, pub_tmp = tempfile.mkstemp(prefix=".solution-pub-", dir=out_dir)
             with os.fdopen(fd2, "wb") as f:
-                f.write(
-                    key.public_key().public_bytes(
-                        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-                    )
-                )
+                f.write(ed25519.public_pem(key))
         try:
             summary = validate_archive(tmp, pubkey_path=pub_tmp)
         except SolutionError as exc:
@@ -1096,17 +1056,13 @@ def build_archive(src, out_path, key_path=None, fmt=None):
 
 def generate_key(private_path, public_path):
     """Write a new Ed25519 key pair (private key 0600, PEM) for signing solution archives."""
-    require(HAS_CRYPTOGRAPHY, "cryptography", CRYPTOGRAPHY_IMPORT_ERROR)
+    require(ed25519.HAS_CRYPTOGRAPHY, "cryptography", ed25519.CRYPTOGRAPHY_IMPORT_ERROR)
     if os.path.exists(private_path):
         raise SolutionError("%s: already exists; refusing to overwrite a private key" % private_path)
-    key = Ed25519PrivateKey.generate()
-    fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                  serialization.NoEncryption()))
+    key = ed25519.new_private_key()
+    ed25519.write_private_key(private_path, key, exclusive=True)
     with open(public_path, "wb") as f:
-        f.write(key.public_key().public_bytes(serialization.Encoding.PEM,
-                                              serialization.PublicFormat.SubjectPublicKeyInfo))
+        f.write(ed25519.public_pem(key))
 
 
 # ---------------------------------------------------------------------------------------

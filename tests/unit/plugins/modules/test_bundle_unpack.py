@@ -9,6 +9,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
+from ansible_collections.mooring.cluster.plugins.module_utils.common import digest
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import lock_digest
 from ansible_collections.mooring.cluster.plugins.modules.bundle_unpack import decide_and_act
 
@@ -19,7 +20,7 @@ def built(tmp_path):
     src.write_bytes(os.urandom(5000))
     addons = {"alpha": {"version": "1", "artifacts": [{
         "name": "tool", "kind": "binary", "arch": "amd64", "url": "file://%s" % src,
-        "sha256": b.sha256_file(str(src))[0], "dest": "tool"}], "images": [], "packages": {}}}
+        "sha256": digest.sha256_file(str(src))[0], "dest": "tool"}], "images": [], "packages": {}}}
     lock = {"kind": "InstallerLock", "hash": "h", "architectures": ["amd64"], "addons": addons}
     lock["digest"] = lock_digest(lock)
     out = b.build_bundle(lock, str(tmp_path / "b.tar"), key_path=str(tmp_path / "k.key"),

@@ -20,6 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as h
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ctr, ed25519
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import dump_lock, lock_digest
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli.main import main as cli_main
 
@@ -39,11 +41,11 @@ def sha(data):
 @pytest.mark.parametrize("pub,msg,sig", RFC8032)
 def test_ed25519_rfc8032_vectors(pub, msg, sig):
     pub, msg, sig = bytes.fromhex(pub), bytes.fromhex(msg), bytes.fromhex(sig)
-    assert b.ed25519_verify(pub, msg, sig)
-    assert not b.ed25519_verify(pub, msg + b"x", sig)
+    assert ed25519.verify(pub, msg, sig)
+    assert not ed25519.verify(pub, msg + b"x", sig)
     bad = bytearray(sig)
     bad[10] ^= 1
-    assert not b.ed25519_verify(pub, msg, bytes(bad))
+    assert not ed25519.verify(pub, msg, bytes(bad))
 
 
 @settings(max_examples=25, deadline=None)
@@ -52,12 +54,12 @@ def test_ed25519_matches_cryptography(message, flip):
     key = Ed25519PrivateKey.generate()
     pub = key.public_key().public_bytes_raw()
     sig = key.sign(message)
-    assert b.ed25519_verify(pub, message, sig)
+    assert ed25519.verify(pub, message, sig)
     bad = bytearray(sig)
     bad[flip // 8] ^= 1 << (flip % 8)
-    assert not b.ed25519_verify(pub, message, bytes(bad))
+    assert not ed25519.verify(pub, message, bytes(bad))
     other = Ed25519PrivateKey.generate().public_key().public_bytes_raw()
-    assert not b.ed25519_verify(other, message, sig)
+    assert not ed25519.verify(other, message, sig)
 
 
 def test_signing_key_created_once_0600(tmp_path):
@@ -174,16 +176,16 @@ def test_build_verify_unpack(tmp_path, sources):
     src, addons = sources
     result = build(tmp_path, make_lock(addons))
     assert result["changed"] and all(not p["reused"] for p in result["packages"].values())
-    pub = b.read_public_key(str(tmp_path / "k" / "s.pub"))
+    pub = h.read_public_key(str(tmp_path / "k" / "s.pub"))
     with tarfile.open(str(tmp_path / "out.bundle")) as tar:
         names = [m.name for m in tar]
     assert names[:2] == ["bundle.json", "bundle.json.sig"] and len(names) == 4
-    summary = b.verify_bundle(str(tmp_path / "out.bundle"), pub)
+    summary = h.verify_bundle(str(tmp_path / "out.bundle"), pub)
     assert summary["id"] == result["id"] and summary["hash"] == "abcdef0"
     assert summary["addons"]["alpha"]["binaries"] == [{"name": "tool", "arch": "amd64",
                                                        "path": "alpha/bin/amd64/tool"}]
     root = tmp_path / "root"
-    unpacked, changed = b.unpack_bundle(str(tmp_path / "out.bundle"), str(root), pub)
+    unpacked, changed = h.unpack_bundle(str(tmp_path / "out.bundle"), str(root), pub)
     assert changed
     base = root / result["id"]
     assert (base / "alpha" / "bin" / "amd64" / "tool").read_bytes() == (src / "tool").read_bytes()
@@ -198,8 +200,8 @@ def test_build_verify_unpack(tmp_path, sources):
     listed = {f["path"]: f for f in manifest["packages"]["alpha"]["files"]}
     assert listed["alpha/bin/amd64/tool"]["sha256"] == sha((src / "tool").read_bytes())
     # Second unpack of the same bundle: nothing to do.
-    assert b.unpack_bundle(str(tmp_path / "out.bundle"), str(root), pub)[1] is False
-    assert b.installed_bundle(str(root), result["id"], pub)["id"] == result["id"]
+    assert h.unpack_bundle(str(tmp_path / "out.bundle"), str(root), pub)[1] is False
+    assert h.installed_bundle(str(root), result["id"], pub)["id"] == result["id"]
 
 
 def test_named_package_without_deb_uses_apt_download(tmp_path, sources):
@@ -281,20 +283,20 @@ def test_tampered_bundle_refused_and_nothing_unpacked(tmp_path, sources, where):
                "package": pkg.offset_data + 700,
                "tail-of-package": pkg.offset_data + pkg.size - 3}
     flip(path, offsets[where])
-    pub = b.read_public_key(str(tmp_path / "k" / "s.pub"))
+    pub = h.read_public_key(str(tmp_path / "k" / "s.pub"))
     with pytest.raises(b.BundleError):
-        b.verify_bundle(path, pub)
+        h.verify_bundle(path, pub)
     root = tmp_path / "root"
     root.mkdir()
     with pytest.raises(b.BundleError):
-        b.unpack_bundle(path, str(root), pub)
+        h.unpack_bundle(path, str(root), pub)
     assert os.listdir(str(root)) == []
 
 
 def test_unsigned_extra_member_and_wrong_key_refused(tmp_path, sources):
     _src, addons = sources
     build(tmp_path, make_lock(addons))
-    pub = b.read_public_key(str(tmp_path / "k" / "s.pub"))
+    pub = h.read_public_key(str(tmp_path / "k" / "s.pub"))
     good = str(tmp_path / "out.bundle")
     unsigned = str(tmp_path / "unsigned.bundle")
     extra = str(tmp_path / "extra.bundle")
@@ -309,20 +311,20 @@ def test_unsigned_extra_member_and_wrong_key_refused(tmp_path, sources):
         evil.size = 3
         e.addfile(evil, io.BytesIO(b"bad"))
     with pytest.raises(b.SignatureError, match="unsigned"):
-        b.verify_bundle(unsigned, pub)
+        h.verify_bundle(unsigned, pub)
     with pytest.raises(b.BundleError, match="unexpected member 'packages/evil.tar'"):
-        b.verify_bundle(extra, pub)
+        h.verify_bundle(extra, pub)
     other = Ed25519PrivateKey.generate().public_key().public_bytes_raw()
     with pytest.raises(b.SignatureError, match="does not verify"):
-        b.verify_bundle(good, other)
+        h.verify_bundle(good, other)
 
 
 def test_expected_id_mismatch_refused(tmp_path, sources):
     _src, addons = sources
     build(tmp_path, make_lock(addons))
-    pub = b.read_public_key(str(tmp_path / "k" / "s.pub"))
+    pub = h.read_public_key(str(tmp_path / "k" / "s.pub"))
     with pytest.raises(b.BundleError, match="a different bundle"):
-        b.unpack_bundle(str(tmp_path / "out.bundle"), str(tmp_path / "root"), pub, expected_id="1" * 64)
+        h.unpack_bundle(str(tmp_path / "out.bundle"), str(tmp_path / "root"), pub, expected_id="1" * 64)
 
 
 @pytest.mark.parametrize("ref,digest,fmt,expected", [
@@ -375,11 +377,11 @@ def test_cli_build_and_verify(tmp_path, sources, capsys, monkeypatch):
      ["/usr/bin/ctr", "--address", "/x.sock", "--namespace", "default", "images", "list", "--quiet"]),
 ])
 def test_ctr_list_argv(kwargs, expected):
-    assert b.ctr_list_argv(**kwargs) == expected
+    assert ctr.list_refs_cmd(ctr.base_cmd(**kwargs)) == expected
 
 
 def test_ctr_import_argv():
-    assert b.ctr_import_argv("/b/img.tar") == ["ctr", "--address", "/run/containerd/containerd.sock", "--namespace",
+    assert ctr.import_archive_cmd(ctr.base_cmd(), "/b/img.tar") == ["ctr", "--address", "/run/containerd/containerd.sock", "--namespace",
                                                "k8s.io", "images", "import", "--no-unpack=false", "/b/img.tar"]
 
 
@@ -391,21 +393,21 @@ def test_ctr_import_argv():
     ("registry.k8s.io/pause:3.10.1", [], True),
 ])
 def test_images_to_import(ref, present, missing):
-    assert bool(b.images_to_import([{"ref": ref, "path": "/p"}], present)) is missing
+    assert bool(ctr.missing_images([{"ref": ref, "path": "/p"}], present)) is missing
 
 
 def test_verify_signature_only_reads_head(tmp_path, sources):
     _src, addons = sources
     result = build(tmp_path, make_lock(addons))
-    pub = b.read_public_key(str(tmp_path / "k" / "s.pub"))
+    pub = h.read_public_key(str(tmp_path / "k" / "s.pub"))
     path = str(tmp_path / "out.bundle")
     with tarfile.open(path) as tar:
         pkg = [m for m in tar if m.name.startswith("packages/")][0]
     flip(path, pkg.offset_data + 100)
     # The signature still verifies (the manifest is intact) but the full check refuses it.
-    assert b.verify_signature(path, pub)["id"] == result["id"]
+    assert h.verify_signature(path, pub)["id"] == result["id"]
     with pytest.raises(b.ChecksumError):
-        b.verify_bundle(path, pub)
+        h.verify_bundle(path, pub)
 
 
 def test_check_mode_predicts_without_writing(tmp_path, sources):
@@ -432,8 +434,8 @@ def test_one_manifest_listed_per_architecture_is_stored_once_and_other_bytes_are
     lock = make_lock({"cm": {"version": "1.0.0", "category": "other", "artifacts": per_arch, "images": [],
                              "packages": {}}})
     result = build(tmp_path, lock)
-    pub = b.read_public_key(str(tmp_path / "k" / "s.pub"))
-    assert b.verify_bundle(str(tmp_path / "out.bundle"), pub)["id"] == result["id"]
+    pub = h.read_public_key(str(tmp_path / "k" / "s.pub"))
+    assert h.verify_bundle(str(tmp_path / "out.bundle"), pub)["id"] == result["id"]
     (src / "other.yaml").write_text("apiVersion: v1\nkind: Secret\n")
     other = dict(artifact(src / "other.yaml", "cm", kind="manifest"), arch="arm64", dest="manifest.yaml")
     lock = make_lock({"cm": {"version": "1.0.1", "category": "other", "artifacts": [per_arch[0], other], "images": [],

@@ -27,8 +27,10 @@ import pytest
 import yaml
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as h
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import install as hi
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import layout
+from ansible_collections.mooring.cluster.plugins.module_utils.common import digest
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import load_lock
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli.main import main as cli_main
@@ -221,8 +223,8 @@ def world(tmp_path_factory):
     # are bundled in test_manifest_addons_* (a multi-arch lock of them does not bundle, see there).
     result = b.build_bundle(lock, str(tmp / "bundle.tar"), key_path=str(tmp / "key" / "signing.key"),
                             cache_dir=str(tmp / "cache"), addons=INSTALLED_ADDONS, apt_download=no_apt_for(asked))
-    pub = b.read_public_key(str(tmp / "key" / "signing.pub"))
-    summary, changed = b.unpack_bundle(str(tmp / "bundle.tar"), str(tmp / "unpacked"), pub)
+    pub = h.read_public_key(str(tmp / "key" / "signing.pub"))
+    summary, changed = h.unpack_bundle(str(tmp / "bundle.tar"), str(tmp / "unpacked"), pub)
     assert changed
     return {"tmp": tmp, "real": real, "lock": lock, "overlay": overlay, "result": result, "summary": summary,
             "asked": asked, "upstream": upstream}
@@ -356,7 +358,7 @@ def test_install_on_a_fake_root(world, tmp_path, arch):
     for entry in entries:
         for f in entry["files"]:
             assert os.stat(f["dest"]).st_mode & 0o7777 == 0o755
-            assert b.sha256_file(f["dest"])[0] == f["sha256"]
+            assert digest.sha256_file(f["dest"])[0] == f["sha256"]
     etcdctl = (tmp_path / "usr/local/bin/etcdctl").read_bytes()
     assert b"linux/%s" % arch.encode() in etcdctl
     versions, problems = hi.check_versions(entries, run)
@@ -501,8 +503,8 @@ def build_manifest_addons(world, lock, out):
     tmp = world["tmp"]
     b.build_bundle(lock, str(tmp / out), key_path=str(tmp / "key" / "signing.key"), cache_dir=str(tmp / "cache"),
                    addons=MANIFEST_ADDONS, apt_download=no_apt_for([]))
-    summary, _changed = b.unpack_bundle(str(tmp / out), str(tmp / ("unpacked-" + out)),
-                                        b.read_public_key(str(tmp / "key" / "signing.pub")))
+    summary, _changed = h.unpack_bundle(str(tmp / out), str(tmp / ("unpacked-" + out)),
+                                        h.read_public_key(str(tmp / "key" / "signing.pub")))
     return summary
 
 
@@ -516,7 +518,7 @@ def test_manifest_addons_of_a_single_arch_lock_bundle(world, tmp_path):
     (calico,) = [os.path.join(d, f) for d, _s, files in os.walk(summary["addons"]["calico"]["dir"]) for f in files
                  if f == "calico.yaml"]
     with open(os.path.join(MANIFESTS, "calico.manifest"), "rb") as handle:
-        assert b.sha256_file(calico)[0] == sha(handle.read())
+        assert digest.sha256_file(calico)[0] == sha(handle.read())
     assert sorted(i["ref"] for i in summary["images"]) == sorted(
         i["ref"] for a in MANIFEST_ADDONS for i in world["real"]["addons"][a]["images"])
     assert summary["installs"] == [] and summary["binaries"] == [] and summary["archives"] == []

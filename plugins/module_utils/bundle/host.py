@@ -1,0 +1,377 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: air-gap bundles on the host: verify and unpack (standard library only).
+
+A bundle (built on the controller by :mod:`bundle.build`) is one uncompressed tar stream::
+
+    bundle.json              manifest: spec hash, the lock, every package and every file in it
+                             (path, size, sha256); canonical JSON, its SHA-256 is the bundle id
+    bundle.json.sig          detached Ed25519 signature (64 raw bytes) of bundle.json
+    packages/<addon>-<version>-<key12>.tar
+                             one per add-on: binaries, image archives, debs (+ a flat apt repo
+                             index), manifests and package.json
+
+This module is what host modules import: it needs nothing beyond Python's standard library
+(the signature is checked by the plain-integer verifier in ``common/ed25519.py``), so a host
+without python3-cryptography verifies the signature itself before anything is unpacked.
+Everything streams in fixed-size chunks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import posixpath
+import re
+import shutil
+import tarfile
+import tempfile
+import time
+
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519
+from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import CHUNK, HashingReader
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+
+BUNDLE_FORMAT = 1
+BUNDLE_KIND = "MooringBundle"
+MANIFEST_NAME = "bundle.json"
+SIGNATURE_NAME = "bundle.json.sig"
+MAX_MANIFEST = 64 << 20
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+key_fingerprint = ed25519.key_fingerprint
+
+
+class BundleError(MooringError):
+    """A bundle could not be built, verified or unpacked."""
+
+
+class ChecksumError(BundleError):
+    """Content does not match its recorded sha256 (names the artifact, expected and actual)."""
+
+
+class SignatureError(BundleError):
+    """The bundle signature is missing or does not verify with the trusted public key."""
+
+
+def public_key_from_pem(text):
+    """Raw 32-byte Ed25519 public key from PEM SubjectPublicKeyInfo text."""
+    raw = ed25519.public_key_from_pem(text)
+    if raw is None:
+        raise SignatureError("public key: not a PEM Ed25519 public key (expected 'BEGIN PUBLIC KEY' with "
+                             "an Ed25519 SubjectPublicKeyInfo); use the .pub file written next to the signing key")
+    return raw
+
+
+def read_public_key(path):
+    try:
+        with open(path, "rb") as handle:
+            return public_key_from_pem(handle.read())
+    except OSError as exc:
+        raise SignatureError("public key %s: cannot read it (%s)" % (path, exc.strerror)) from exc
+
+
+def _human(num):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if num < 1024 or unit == "GiB":
+            return "%.1f %s" % (num, unit) if unit != "B" else "%d B" % num
+        num /= 1024.0
+    return "%d B" % num
+
+
+class _Progress(object):
+    """Throttled progress lines (at most one per ``interval`` seconds per step)."""
+
+    def __init__(self, sink, interval=2.0):
+        self.sink = sink
+        self.interval = interval
+        self._last = 0.0
+
+    def say(self, text):
+        if self.sink:
+            self.sink(text)
+
+    def tick(self, what, done, total):
+        if not self.sink:
+            return
+        now = time.monotonic()
+        if now - self._last < self.interval:
+            return
+        self._last = now
+        if total:
+            self.sink("%s: %s / %s (%d%%)" % (what, _human(done), _human(total), done * 100 // max(total, 1)))
+        else:
+            self.sink("%s: %s" % (what, _human(done)))
+
+
+def _check_member_name(name):
+    norm = posixpath.normpath(name)
+    if name.startswith("/") or norm.startswith("..") or norm != name or "\\" in name:
+        raise BundleError("bundle member %r: unsafe path (absolute, '..' or not normalised); refusing the bundle"
+                          % name)
+    return norm
+
+
+class _Ticking(object):
+    def __init__(self, handle, sink, what, total):
+        self.handle, self.sink, self.what, self.total, self.done = handle, sink, what, total, 0
+
+    def read(self, size=-1):
+        data = self.handle.read(size)
+        self.done += len(data)
+        self.sink.tick("write %s" % self.what, self.done, self.total)
+        return data
+
+
+def bundle_id_of(path):
+    """The id (sha256 of bundle.json) of the bundle at ``path``, None when absent or unreadable."""
+    return _existing_manifest_id(path)
+
+
+def _existing_manifest_id(path):
+    try:
+        data, _signature = read_head(path)
+    except (BundleError, OSError):
+        return None
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_head(path):
+    """(bundle.json bytes, signature bytes) from the first two members, reading nothing else."""
+    try:
+        with tarfile.open(path, mode="r|") as tar:
+            members = []
+            for member in tar:
+                if not member.isfile() or member.size > MAX_MANIFEST:
+                    break
+                members.append((member.name, tar.extractfile(member).read()))
+                if len(members) == 2:
+                    break
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise BundleError("%s: not a readable bundle (%s)" % (path, exc)) from exc
+    names = [m[0] for m in members]
+    if names[:1] != [MANIFEST_NAME]:
+        raise BundleError("%s: not a mooring bundle (first member must be %s)" % (path, MANIFEST_NAME))
+    if names[1:2] != [SIGNATURE_NAME]:
+        raise SignatureError("%s: unsigned bundle (no %s after %s); refusing it"
+                             % (path, SIGNATURE_NAME, MANIFEST_NAME))
+    return members[0][1], members[1][1]
+
+
+def verify_manifest(data, signature, public_raw, where="bundle"):
+    """Check the signature, then parse bundle.json. Returns the manifest."""
+    if not ed25519.verify(public_raw, data, signature):
+        raise SignatureError("%s: signature of %s does not verify with the trusted key %s; refusing it"
+                             % (where, MANIFEST_NAME, key_fingerprint(public_raw)))
+    try:
+        manifest = json.loads(data.decode("utf-8"))
+    except ValueError as exc:
+        raise BundleError("%s: %s is not JSON: %s" % (where, MANIFEST_NAME, exc)) from exc
+    if manifest.get("kind") != BUNDLE_KIND or manifest.get("bundleFormat") != BUNDLE_FORMAT:
+        raise BundleError("%s: unsupported bundle (kind %r, format %r)"
+                          % (where, manifest.get("kind"), manifest.get("bundleFormat")))
+    for name, pkg in (manifest.get("packages") or {}).items():
+        _check_member_name(pkg["file"])
+        if not _HEX64.match(pkg.get("sha256") or ""):
+            raise BundleError("%s: package %s has no valid sha256" % (where, name))
+        for entry in pkg.get("files") or []:
+            _check_member_name(entry["path"])
+            if not entry["path"].startswith(name + "/"):
+                raise BundleError("%s: package %s lists %s outside its directory" % (where, name, entry["path"]))
+    return manifest
+
+
+def _verify_stream(path, public_raw, on_package=None, progress=None):
+    """One pass over the bundle: signature first, then every package's size and sha256.
+
+    ``on_package(name, pkg, reader)`` may consume the member (e.g. to unpack it); the member is
+    drained and its digest checked afterwards either way.
+    """
+    sink = _Progress(progress)
+    try:
+        with tarfile.open(path, mode="r|") as tar:
+            members = iter(tar)
+            heads = []
+            for _index in range(2):
+                member = next(members, None)
+                if member is None or not member.isfile() or member.size > MAX_MANIFEST:
+                    break
+                heads.append((member.name, tar.extractfile(member).read()))
+            if [h[0] for h in heads[:1]] != [MANIFEST_NAME]:
+                raise BundleError("%s: not a mooring bundle (first member must be %s)" % (path, MANIFEST_NAME))
+            if [h[0] for h in heads[1:2]] != [SIGNATURE_NAME]:
+                raise SignatureError("%s: unsigned bundle (no %s); refusing it" % (path, SIGNATURE_NAME))
+            data, signature = heads[0][1], heads[1][1]
+            manifest = verify_manifest(data, signature, public_raw, path)
+            expected = {pkg["file"]: (name, pkg) for name, pkg in manifest["packages"].items()}
+            seen = set()
+            for member in members:
+                if member.name not in expected or member.name in seen:
+                    raise BundleError("%s: unexpected member %r (not listed in the signed %s); refusing it"
+                                      % (path, member.name, MANIFEST_NAME))
+                if not member.isfile():
+                    raise BundleError("%s: member %r is not a regular file; refusing it" % (path, member.name))
+                name, pkg = expected[member.name]
+                if member.size != pkg["size"]:
+                    raise ChecksumError("%s: package %s: size %d, the signed manifest says %d; refusing it"
+                                        % (path, name, member.size, pkg["size"]))
+                reader = HashingReader(tar.extractfile(member))
+                ticking = _Ticking(reader, sink, "verify %s" % name, pkg["size"])
+                if on_package is not None:
+                    on_package(name, pkg, ticking)
+                reader.drain()
+                actual = reader.digest.hexdigest()
+                if actual != pkg["sha256"]:
+                    raise ChecksumError("%s: package %s (%s): sha256 mismatch: expected %s, got %s; refusing it"
+                                        % (path, name, member.name, pkg["sha256"], actual))
+                seen.add(member.name)
+            missing = sorted(set(expected) - seen)
+            if missing:
+                raise BundleError("%s: incomplete bundle, missing %s; copy it again" % (path, ", ".join(missing)))
+    except (tarfile.TarError, EOFError) as exc:
+        raise BundleError("%s: damaged bundle (%s); refusing it" % (path, exc)) from exc
+    return manifest, data, signature
+
+
+def verify_bundle(path, public_raw, progress=None):
+    """Verify signature and every checksum without writing anything. Returns the summary."""
+    manifest, data, _sig = _verify_stream(path, public_raw, progress=progress)
+    return summarize(manifest, hashlib.sha256(data).hexdigest())
+
+
+def verify_signature(path, public_raw):
+    """Check only the signature of bundle.json (reads the first members). Returns the summary."""
+    data, signature = read_head(path)
+    manifest = verify_manifest(data, signature, public_raw, path)
+    return summarize(manifest, hashlib.sha256(data).hexdigest())
+
+
+def summarize(manifest, bundle_id, root=None):
+    """What roles need: per add-on directory, apt repo, host packages, binaries and images."""
+    base = posixpath.join(root, bundle_id) if root else None
+    addons = {}
+    for name, pkg in sorted(manifest["packages"].items()):
+        binaries = []
+        archives = []
+        installed_by_record = {i.get("artifact") for i in pkg.get("installs") or []}
+        for entry in pkg["files"]:
+            parts = entry["path"].split("/")
+            if entry["path"] in installed_by_record:
+                continue  # installed where its upstream layout says, by bundle_install (layout.py)
+            if len(parts) == 4 and parts[1] in ("bin", "archives"):
+                (binaries if parts[1] == "bin" else archives).append(
+                    {"name": parts[3], "arch": parts[2], "path": entry["path"]})
+        addons[name] = {
+            "version": pkg["version"],
+            "key": pkg["key"],
+            "repo": pkg.get("repo"),
+            "packages": pkg.get("packages") or [],
+            "binaries": binaries,
+            "archives": archives,
+            "images": pkg.get("images") or [],
+            "installs": pkg.get("installs") or [],
+        }
+        if base:
+            addons[name]["dir"] = posixpath.join(base, name)
+    summary = {"id": bundle_id, "hash": manifest.get("hash"), "lock_digest": manifest.get("lockDigest"),
+               "signer": manifest.get("signer"), "sandbox_image": manifest.get("sandboxImage"),
+               "distro": manifest.get("distro"), "path": base, "addons": addons,
+               "packages": sorted({p for a in addons.values() for p in a["packages"]})}
+    if base:
+        # Flat lists with absolute paths, so roles need no Jinja to find things.
+        summary["repos"] = [posixpath.join(base, a["repo"]) for a in (addons[n] for n in sorted(addons)) if a["repo"]]
+        summary["binaries"] = [dict(b, addon=n, path=posixpath.join(base, b["path"]))
+                               for n, a in sorted(addons.items()) for b in a["binaries"]]
+        summary["images"] = [dict(i, addon=n, path=posixpath.join(base, i["path"]))
+                             for n, a in sorted(addons.items()) for i in a["images"]]
+        summary["archives"] = [dict(x, addon=n, path=posixpath.join(base, x["path"]))
+                               for n, a in sorted(addons.items()) for x in a["archives"]]
+        # How each upstream artifact lands on the host (layout.py), with the artifact's path here.
+        summary["installs"] = [dict(i, addon=n, path=posixpath.join(base, i["artifact"]))
+                               for n, a in sorted(addons.items()) for i in a["installs"]]
+    return summary
+
+
+def _extract_package(name, pkg, fileobj, dest):
+    """Unpack one package (a tar) into ``dest``, checking every file against the manifest."""
+    wanted = {f["path"]: f for f in pkg["files"]}
+    done = set()
+    with tarfile.open(fileobj=fileobj, mode="r|") as inner:
+        for member in inner:
+            if member.name not in wanted or member.name in done or not member.isfile():
+                raise BundleError("package %s: unexpected entry %r; refusing the bundle" % (name, member.name))
+            entry = wanted[member.name]
+            target = os.path.join(dest, *member.name.split("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            digest = hashlib.sha256()
+            size = 0
+            src = inner.extractfile(member)
+            with open(target, "wb") as out:
+                while True:
+                    chunk = src.read(CHUNK)
+                    if not chunk:
+                        break
+                    digest.update(chunk)
+                    size += len(chunk)
+                    out.write(chunk)
+            os.chmod(target, 0o755 if member.mode & 0o111 else 0o644)
+            if size != entry["size"] or digest.hexdigest() != entry["sha256"]:
+                raise ChecksumError("package %s: file %s: sha256 mismatch: expected %s, got %s; refusing the bundle"
+                                    % (name, member.name, entry["sha256"], digest.hexdigest()))
+            done.add(member.name)
+    missing = sorted(set(wanted) - done)
+    if missing:
+        raise BundleError("package %s: missing %s; refusing the bundle" % (name, ", ".join(missing)))
+
+
+def installed_bundle(root, bundle_id, public_raw):
+    """The summary of an already unpacked bundle, or None when it is absent or does not verify."""
+    base = os.path.join(root, bundle_id)
+    try:
+        with open(os.path.join(base, MANIFEST_NAME), "rb") as handle:
+            data = handle.read()
+        with open(os.path.join(base, SIGNATURE_NAME), "rb") as handle:
+            signature = handle.read()
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != bundle_id:
+        return None
+    try:
+        manifest = verify_manifest(data, signature, public_raw, base)
+    except BundleError:
+        return None
+    return summarize(manifest, bundle_id, root)
+
+
+def unpack_bundle(path, root, public_raw, expected_id=None, progress=None):
+    """Verify everything (pass 1), then unpack (pass 2, re-checking every digest) atomically.
+
+    Nothing is written under ``root`` until pass 1 has verified the signature and every
+    package checksum; pass 2 unpacks into a temporary directory renamed into place only when
+    every file matched. Returns ``(summary, changed)``.
+    """
+    manifest, data, _sig = _verify_stream(path, public_raw, progress=progress)
+    bundle_id = hashlib.sha256(data).hexdigest()
+    if expected_id and bundle_id != expected_id:
+        raise BundleError("%s: bundle id %s, expected %s (a different bundle was copied); refusing it"
+                          % (path, bundle_id, expected_id))
+    existing = installed_bundle(root, bundle_id, public_raw)
+    if existing is not None:
+        return existing, False
+    os.makedirs(root, mode=0o755, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".unpack-%s-" % bundle_id[:12], dir=root)
+    try:
+        _verify_stream(path, public_raw, on_package=lambda name, pkg, reader: _extract_package(name, pkg, reader, tmp),
+                       progress=progress)
+        for fname, payload in ((MANIFEST_NAME, data), (SIGNATURE_NAME, _sig)):
+            with open(os.path.join(tmp, fname), "wb") as handle:
+                handle.write(payload)
+        os.chmod(tmp, 0o755)  # noqa: S103 - bundle content is public (no secrets), root-owned
+        final = os.path.join(root, bundle_id)
+        if os.path.exists(final):
+            shutil.rmtree(final)
+        os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return summarize(manifest, bundle_id, root), True
