@@ -79,9 +79,10 @@ def ensure_signing_key(key_path):
 
     Returns ``(private_key, public_pem_bytes, created)``.
     """
-    if not ed25519.HAS_CRYPTOGRAPHY:
+    missing = ed25519.cryptography_error()
+    if missing is not None:
         raise BundleError("signing bundles needs the Python 'cryptography' library on the controller "
-                          "(pip install cryptography): %s" % ed25519.CRYPTOGRAPHY_IMPORT_ERROR)
+                          "(pip install cryptography): %s" % missing)
     pub_path = public_key_path(key_path)
     created = False
     if os.path.exists(key_path):

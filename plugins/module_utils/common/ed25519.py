@@ -19,16 +19,6 @@ import os
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
-try:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-except ImportError as exc:  # pragma: no cover - hosts verify without it
-    HAS_CRYPTOGRAPHY = False
-    CRYPTOGRAPHY_IMPORT_ERROR = exc
-else:
-    HAS_CRYPTOGRAPHY = True
-    CRYPTOGRAPHY_IMPORT_ERROR = None
-
 SIGNATURE_SIZE = 64
 _SPKI_PREFIX = bytes.fromhex("302a300506032b6570032100")
 
@@ -160,15 +150,29 @@ def key_fingerprint(public_raw):
 # --------------------------------------------------------------------------------------------
 # Private keys and signing (cryptography, controller only)
 # --------------------------------------------------------------------------------------------
-def require_cryptography(purpose):
-    if not HAS_CRYPTOGRAPHY:
-        raise KeyFileError("%s needs the Python 'cryptography' library on the controller "
-                           "(pip install cryptography): %s" % (purpose, CRYPTOGRAPHY_IMPORT_ERROR))
+def cryptography_error():
+    """None when ``cryptography`` can be imported, else the ImportError. Imported only here, on first
+    use, so that verifying (hosts) never loads it."""
+    try:
+        import cryptography.hazmat.primitives.asymmetric.ed25519  # noqa: F401
+    except ImportError as exc:
+        return exc
+    return None
+
+
+def _crypto():
+    error = cryptography_error()
+    if error is not None:
+        raise KeyFileError("signing needs the Python 'cryptography' library on the controller "
+                           "(pip install cryptography): %s" % error)
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    return serialization, Ed25519PrivateKey
 
 
 def load_private_key(path):
     """The Ed25519 private key in the unencrypted PEM file ``path``."""
-    require_cryptography("signing")
+    serialization, Ed25519PrivateKey = _crypto()
     try:
         with open(path, "rb") as handle:
             key = serialization.load_pem_private_key(handle.read(), password=None)
@@ -180,20 +184,22 @@ def load_private_key(path):
 
 
 def new_private_key():
-    require_cryptography("making a signing key")
-    return Ed25519PrivateKey.generate()
+    return _crypto()[1].generate()
 
 
 def private_pem(key):
+    serialization = _crypto()[0]
     return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                              serialization.NoEncryption())
 
 
 def public_pem(key):
+    serialization = _crypto()[0]
     return key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
 
 
 def public_raw(key):
+    serialization = _crypto()[0]
     return key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 

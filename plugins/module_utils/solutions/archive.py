@@ -401,7 +401,7 @@ def load_public_key(path):
 
 
 def load_private_key(path):
-    require(ed25519.HAS_CRYPTOGRAPHY, "cryptography", ed25519.CRYPTOGRAPHY_IMPORT_ERROR)
+    require(ed25519.cryptography_error() is None, "cryptography", ed25519.cryptography_error())
     try:
         return ed25519.load_private_key(path)
     except ed25519.KeyFileError as exc:
@@ -1056,7 +1056,7 @@ def build_archive(src, out_path, key_path=None, fmt=None):
 
 def generate_key(private_path, public_path):
     """Write a new Ed25519 key pair (private key 0600, PEM) for signing solution archives."""
-    require(ed25519.HAS_CRYPTOGRAPHY, "cryptography", ed25519.CRYPTOGRAPHY_IMPORT_ERROR)
+    require(ed25519.cryptography_error() is None, "cryptography", ed25519.cryptography_error())
     if os.path.exists(private_path):
         raise SolutionError("%s: already exists; refusing to overwrite a private key" % private_path)
     key = ed25519.new_private_key()
