@@ -54,7 +54,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.bundle.host import
     public_key_from_pem,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import plan_install
-from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio, netguard
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import CHUNK, HashingWriter, canonical_json, sha256_file
 
 # 2: packages record how each artifact installs on hosts (``installs``, see layout.py);
@@ -99,16 +99,7 @@ def ensure_signing_key(key_path):
         ed25519.write_private_key(key_path, key)
         created = True
     public_pem = ed25519.public_pem(key)
-    try:
-        with open(pub_path, "rb") as handle:
-            current = handle.read()
-    except OSError:
-        current = None
-    if current != public_pem:
-        with open(pub_path + ".tmp", "wb") as handle:
-            handle.write(public_pem)
-        os.chmod(pub_path + ".tmp", 0o644)
-        os.replace(pub_path + ".tmp", pub_path)
+    fileio.write_if_changed(pub_path, public_pem, 0o644)
     return key, public_pem, created
 
 

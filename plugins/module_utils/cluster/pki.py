@@ -26,7 +26,6 @@ import datetime
 import ipaddress
 import os
 import re
-import tempfile
 
 try:
     from cryptography import x509
@@ -40,6 +39,7 @@ except ImportError as _exc:  # pragma: no cover - exercised by sanity's import t
     HAS_CRYPTOGRAPHY = False
     CRYPTOGRAPHY_IMPORT_ERROR = _exc
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 
@@ -480,17 +480,10 @@ def _mkdirs(path):
 def write_atomic(path, data, mode):
     """Write ``data`` to ``path`` through a temporary file in the same directory, ``mode`` set
     before any byte is written."""
-    directory = os.path.dirname(path)
-    _mkdirs(directory)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    _mkdirs(os.path.dirname(path))
     try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        fileio.write_atomic(path, data, mode)
     except OSError as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
         raise PKIError("cannot write %s: %s" % (path, exc)) from None
 
 

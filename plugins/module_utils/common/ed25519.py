@@ -17,6 +17,7 @@ import base64
 import hashlib
 import os
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 SIGNATURE_SIZE = 64
@@ -215,9 +216,4 @@ def write_private_key(path, key, exclusive=False):
         with os.fdopen(fd, "wb") as handle:
             handle.write(private_pem(key))
         return
-    tmp = path + ".tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(private_pem(key))
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    fileio.write_atomic(path, private_pem(key), 0o600)

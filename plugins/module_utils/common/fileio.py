@@ -1,6 +1,12 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""PRIVATE to mooring.cluster: writing controller-side files atomically."""
+"""PRIVATE to mooring.cluster: writing files atomically, and only when their content changes.
+
+Standard library only. Every file the collection writes on the controller (locks, keys,
+certificates, kubeconfigs, inventories, stack files) goes through :func:`write_atomic`: a
+temporary file in the same directory whose mode is set before any byte is written, then a
+rename, so a reader never sees half a file and a secret is never readable by others.
+"""
 
 from __future__ import annotations
 
@@ -8,28 +14,52 @@ import os
 import tempfile
 
 
-def write_text_if_changed(path, text, mode=0o644):
-    """Write ``text`` to ``path`` through a temporary file and a rename; True when it changed.
+def _as_bytes(data):
+    return data.encode("utf-8") if isinstance(data, str) else data
 
-    Nothing is written when the file already holds exactly ``text``. The directory is created
-    when missing. ``mode`` applies to the new file (these files hold nothing secret).
+
+def write_atomic(path, data, mode=0o644):
+    """Write ``data`` (bytes or text, UTF-8) to ``path`` through a temporary file and a rename.
+
+    The directory must exist. ``mode`` is set on the temporary file before anything is written.
     """
-    try:
-        with open(path, "r", encoding="utf-8") as handle:
-            if handle.read() == text:
-                return False
-    except OSError:
-        pass
     directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".%s-" % os.path.basename(path), dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, mode)
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(_as_bytes(data))
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def read_if_exists(path):
+    """The bytes of ``path``, or None when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def write_if_changed(path, data, mode=0o644, dir_mode=0o755, check_mode=False):
+    """Write ``data`` to ``path`` (atomically) unless it already holds exactly that; True when it changed.
+
+    The directory is created (``dir_mode``) when missing. In ``check_mode`` nothing is written;
+    the return value says whether something would be.
+    """
+    data = _as_bytes(data)
+    if read_if_exists(path) == data:
+        return False
+    if not check_mode:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), mode=dir_mode, exist_ok=True)
+        write_atomic(path, data, mode)
     return True
+
+
+def write_text_if_changed(path, text, mode=0o644):
+    """:func:`write_if_changed` for text (the name the lock, stack and spec writers use)."""
+    return write_if_changed(path, text, mode)

@@ -24,7 +24,7 @@ PREFIX = "ansible_collections.mooring.cluster.plugins.module_utils."
 
 # The host-side packages of module_utils (docs/DEVELOPING.md says the same).
 HOST_SIDE = {
-    "common.errors", "common.digest", "common.ed25519", "common.images", "common.ctr", "common.netguard",
+    "common.errors", "common.digest", "common.ed25519", "common.fileio", "common.images", "common.ctr", "common.netguard",
     "common.service", "bundle.host", "bundle.install", "cluster.etcd", "cluster.kubeadm", "cluster.preflight",
 }
 # Modules that run on the controller against a cloud API (they need openstacksdk there).
