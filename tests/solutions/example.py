@@ -187,11 +187,11 @@ def write_source(dest, version):
 
 def build(dest_dir, version, key=None, fmt="iso"):
     """Build ``example-<version>.<fmt>`` in ``dest_dir``; return (archive path, summary)."""
-    from ansible_collections.mooring.cluster.plugins.module_utils.solutions import archive as solution
+    from ansible_collections.mooring.cluster.plugins.module_utils.solutions import build as solution_build
 
     src = write_source(os.path.join(dest_dir, "src-%s" % version), version)
     out = os.path.join(dest_dir, "%s-%s.%s" % (NAME, version, fmt))
-    return out, solution.build_archive(src, out, key_path=key)
+    return out, solution_build.build_archive(src, out, key_path=key)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,9 @@ import pytest
 import yaml
 
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import archive as solution
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import build as solution_build
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import images as solution_images
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import validate as solution_validate
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import SolutionError
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli import main as cli
 
@@ -31,8 +34,8 @@ import example  # noqa: E402
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory):
     d = tmp_path_factory.mktemp("keys")
-    solution.generate_key(str(d / "good.pem"), str(d / "good.pub"))
-    solution.generate_key(str(d / "other.pem"), str(d / "other.pub"))
+    solution_build.generate_key(str(d / "good.pem"), str(d / "good.pub"))
+    solution_build.generate_key(str(d / "other.pem"), str(d / "other.pub"))
     return {k: str(d / k) for k in ("good.pem", "good.pub", "other.pem", "other.pub")}
 
 
@@ -69,7 +72,7 @@ def write(path, data, mode="w"):
 def sign_with(src, key_path):
     key = solution.load_private_key(key_path)
     with open(os.path.join(src, "SHA256SUMS"), "rb") as f:
-        write(os.path.join(src, "SHA256SUMS.sig"), solution.sign(key, f.read()), "wb")
+        write(os.path.join(src, "SHA256SUMS.sig"), solution_build.sign(key, f.read()), "wb")
 
 
 def pack(src, out, extra=()):
@@ -437,7 +440,7 @@ def test_malformed_archive_is_refused_with_its_path(case, src, keys, tmp_path, c
         out = pack(src, str(tmp_path / "bad.tar"), extra or ())
     pub = keys[kwargs["pub"]] if "pub" in kwargs else None
     with pytest.raises(SolutionError) as info:
-        solution.validate_archive(out, pubkey_path=pub)
+        solution_validate.validate_archive(out, pubkey_path=pub)
     text = "\n".join(info.value.problems)
     for part in expected:
         assert part in text, "expected %r in:\n%s" % (part, text)
@@ -458,8 +461,8 @@ def test_at_least_25_malformed_cases():
 @pytest.mark.parametrize("fmt", ["iso", "tar", "tar.gz"])
 def test_build_and_validate_round_trip(fmt, src, keys, tmp_path):
     out = str(tmp_path / ("example." + fmt))
-    built = solution.build_archive(src, out, key_path=keys["good.pem"])
-    checked = solution.validate_archive(out, pubkey_path=keys["good.pub"], require_signature=True)
+    built = solution_build.build_archive(src, out, key_path=keys["good.pem"])
+    checked = solution_validate.validate_archive(out, pubkey_path=keys["good.pub"], require_signature=True)
     assert checked["name"] == "example" and checked["version"] == "1.0.0"
     assert checked["display_name"] == "Example Solution"
     assert checked["signed"] and checked["signature_verified"]
@@ -473,25 +476,25 @@ def test_build_and_validate_round_trip(fmt, src, keys, tmp_path):
 
 def test_signed_archive_fails_with_another_key(src, keys, tmp_path):
     out = str(tmp_path / "example.iso")
-    solution.build_archive(src, out, key_path=keys["good.pem"])
+    solution_build.build_archive(src, out, key_path=keys["good.pem"])
     with pytest.raises(SolutionError) as info:
-        solution.validate_archive(out, pubkey_path=keys["other.pub"])
+        solution_validate.validate_archive(out, pubkey_path=keys["other.pub"])
     assert "does not verify" in str(info.value)
 
 
 def test_signature_present_without_key_is_a_warning_only(src, keys, tmp_path):
     out = str(tmp_path / "example.tar")
-    solution.build_archive(src, out, key_path=keys["good.pem"])
-    summary = solution.validate_archive(out)
+    solution_build.build_archive(src, out, key_path=keys["good.pem"])
+    summary = solution_validate.validate_archive(out)
     assert summary["signed"] and not summary["signature_verified"]
     assert summary["warnings"] == ["SHA256SUMS.sig: present but not verified (no public key given)"]
 
 
 def test_require_signature_without_key_is_refused(src, tmp_path):
     out = str(tmp_path / "example.tar")
-    solution.build_archive(src, out)
+    solution_build.build_archive(src, out)
     with pytest.raises(SolutionError, match="give the public key"):
-        solution.validate_archive(out, require_signature=True)
+        solution_validate.validate_archive(out, require_signature=True)
 
 
 def test_tar_tampered_after_signing_is_refused(src, keys, tmp_path):
@@ -503,7 +506,7 @@ def test_tar_tampered_after_signing_is_refused(src, keys, tmp_path):
     write(os.path.join(src, "SHA256SUMS"), sums_for(src))
     out = pack(src, str(tmp_path / "t.tar"))
     with pytest.raises(SolutionError) as info:
-        solution.validate_archive(out, pubkey_path=keys["good.pub"])
+        solution_validate.validate_archive(out, pubkey_path=keys["good.pub"])
     assert info.value.problems == [out + ": SHA256SUMS.sig: the signature over SHA256SUMS does not verify "
                                    "with the given public key"]
 
@@ -525,7 +528,7 @@ def test_iso_symlink_escaping_root_is_refused(src, tmp_path):
     with open(os.path.join(src, "manifest.yaml"), "rb") as f:
         _iso(out, [("file", "manifest.yaml", f.read()), ("link", "SHA256SUMS", "../../../etc/shadow")])
     with pytest.raises(SolutionError) as info:
-        solution.validate_archive(out)
+        solution_validate.validate_archive(out)
     assert out + ": SHA256SUMS: symlink to '../../../etc/shadow' escapes the archive root" in info.value.problems
 
 
@@ -537,7 +540,7 @@ def test_iso_without_rock_ridge_is_refused(tmp_path):
     iso.write(out)
     iso.close()
     with pytest.raises(SolutionError, match="no Rock Ridge names"):
-        solution.validate_archive(out)
+        solution_validate.validate_archive(out)
 
 
 @pytest.mark.parametrize(
@@ -551,12 +554,12 @@ def test_not_an_archive_is_refused(content, message, tmp_path):
     p = tmp_path / "junk.iso"
     p.write_bytes(content)
     with pytest.raises(SolutionError, match=message):
-        solution.validate_archive(str(p))
+        solution_validate.validate_archive(str(p))
 
 
 def test_missing_archive_file(tmp_path):
     with pytest.raises(SolutionError, match="no such archive file"):
-        solution.validate_archive(str(tmp_path / "nope.iso"))
+        solution_validate.validate_archive(str(tmp_path / "nope.iso"))
 
 
 def test_truncated_tar_is_refused(src, tmp_path):
@@ -565,17 +568,17 @@ def test_truncated_tar_is_refused(src, tmp_path):
         data = f.read()
     (tmp_path / "cut.tar").write_bytes(data[: len(data) // 2 + 100])
     with pytest.raises(SolutionError) as info:
-        solution.validate_archive(str(tmp_path / "cut.tar"))
+        solution_validate.validate_archive(str(tmp_path / "cut.tar"))
     assert "Traceback" not in str(info.value)
 
 
 def test_build_refuses_invalid_source_and_keeps_old_archive(src, tmp_path):
     out = str(tmp_path / "example.iso")
-    solution.build_archive(src, out)
+    solution_build.build_archive(src, out)
     before = solution.file_sha256(out)
     edit_manifest(src, lambda d: d["spec"].update(version="not-a-version"))
     with pytest.raises(SolutionError) as info:
-        solution.build_archive(src, out)
+        solution_build.build_archive(src, out)
     assert info.value.problems[0].startswith(out + ": manifest.yaml: spec.version:")
     assert solution.file_sha256(out) == before
     assert sorted(os.listdir(tmp_path)) == ["example.iso", "src"]
@@ -584,17 +587,17 @@ def test_build_refuses_invalid_source_and_keeps_old_archive(src, tmp_path):
 def test_build_refuses_symlink_in_source(src, tmp_path):
     os.symlink("/etc/passwd", os.path.join(src, "operator", "deploy", "passwd.yaml"))
     with pytest.raises(SolutionError, match="only regular files are allowed"):
-        solution.build_archive(src, str(tmp_path / "x.tar"))
+        solution_build.build_archive(src, str(tmp_path / "x.tar"))
 
 
 def test_build_unknown_extension(src, tmp_path):
     with pytest.raises(SolutionError, match="use .iso, .tar or .tar.gz"):
-        solution.build_archive(src, str(tmp_path / "x.zip"))
+        solution_build.build_archive(src, str(tmp_path / "x.zip"))
 
 
 def test_tar_build_is_deterministic(src, tmp_path):
-    a = solution.build_archive(src, str(tmp_path / "a.tar"))
-    b = solution.build_archive(src, str(tmp_path / "b.tar"))
+    a = solution_build.build_archive(src, str(tmp_path / "a.tar"))
+    b = solution_build.build_archive(src, str(tmp_path / "b.tar"))
     assert a["archive_sha256"] == b["archive_sha256"]
 
 
@@ -609,15 +612,15 @@ def test_example_versions_have_distinct_stable_digests(tmp_path):
 
 def test_export_images_names_and_is_idempotent(src, tmp_path):
     out = str(tmp_path / "example.iso")
-    summary = solution.build_archive(src, out)
+    summary = solution_build.build_archive(src, out)
     dest = str(tmp_path / "export")
-    images, changed = solution.export_images(out, summary, "registry.local:5000", dest)
+    images, changed = solution_images.export_images(out, summary, "registry.local:5000", dest)
     assert changed
     assert [i["ref"] for i in images] == [
         "registry.local:5000/example-1.0.0/example-operator:1.0.0",
         "registry.local:5000/example-1.0.0/example-app:1.0.0",
     ]
-    again, changed2 = solution.export_images(out, summary, "registry.local:5000", dest)
+    again, changed2 = solution_images.export_images(out, summary, "registry.local:5000", dest)
     assert not changed2 and again == images
     with tarfile.open(images[1]["file"]) as tar:
         names = tar.getnames()
@@ -649,7 +652,7 @@ def test_export_images_names_and_is_idempotent(src, tmp_path):
     ],
 )
 def test_parse_image_ref(ref, parsed):
-    assert solution.parse_image_ref(ref) == parsed
+    assert solution_validate.parse_image_ref(ref) == parsed
 
 
 def test_cli_build_validate_keygen(src, tmp_path, capsys):
@@ -672,4 +675,4 @@ def test_tar_made_with_dot_prefix_is_valid(src, tmp_path):
     out = str(tmp_path / "dot.tar")
     with tarfile.open(out, "w") as tar:
         tar.add(src, arcname=".")
-    assert solution.validate_archive(out)["name"] == "example"
+    assert solution_validate.validate_archive(out)["name"] == "example"
