@@ -69,10 +69,11 @@ options:
     description: containerd socket.
     type: path
     default: /run/containerd/containerd.sock
-  ctr_path:
-    description: The C(ctr) executable.
+  ctr:
+    description: The C(ctr) executable (the same option as M(mooring.cluster.bundle_image)'s).
     type: path
     default: ctr
+    aliases: [ctr_path]
   snapshotter:
     description: Snapshotter to unpack into (containerd's default when unset).
     type: str
@@ -158,7 +159,7 @@ def main():
             "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
             "namespace": {"type": "str", "default": "k8s.io"},
             "address": {"type": "path", "default": "/run/containerd/containerd.sock"},
-            "ctr_path": {"type": "path", "default": "ctr"},
+            "ctr": {"type": "path", "default": "ctr", "aliases": ["ctr_path"]},
             "snapshotter": {"type": "str"},
             "push": {"type": "bool", "default": False},
             "registry_plain_http": {"type": "bool", "default": False},
@@ -193,7 +194,7 @@ def main():
 
     try:
         out = ensure_images(
-            module.run_command, images, state=p["state"], ctr=p["ctr_path"], address=p["address"],
+            module.run_command, images, state=p["state"], ctr=p["ctr"], address=p["address"],
             namespace=p["namespace"], snapshotter=p["snapshotter"], check_mode=module.check_mode,
             push=p["push"], plain_http=p["registry_plain_http"],
             skip_verify=not p["registry_validate_certs"], registry_digest=registry_digest,
