@@ -56,6 +56,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.bundle.host import
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import plan_install
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio, netguard
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import CHUNK, HashingWriter, canonical_json, sha256_file
+from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
 
 # 2: packages record how each artifact installs on hosts (``installs``, see layout.py);
 # 3-5: host packages come with the dependencies a host may lack (apt_closure).
@@ -197,7 +198,7 @@ def skopeo_copy_argv(ref, digest, dest, image_format):
     if digest:
         source = ref.split("@", 1)[0]
         # name:tag@sha256:... is not accepted by every transport; pin by digest only.
-        repo = source.rsplit(":", 1)[0] if ":" in source.rsplit("/", 1)[-1] else source
+        repo = split_tag(source)[0]
         source = "%s@%s" % (repo, digest)
     return ["skopeo", "copy", "--quiet", "--retry-times", "2", "docker://" + source,
             "%s:%s:%s" % (image_format, dest, ref.split("@", 1)[0])]
@@ -545,7 +546,7 @@ def sandbox_image(lock):
     """The pause image the catalog pins for the locked Kubernetes version (None if absent)."""
     for addon in (lock.get("addons") or {}).values():
         for image in addon.get("images") or []:
-            repo = (image.get("ref") or "").split("@", 1)[0].rsplit(":", 1)[0]
+            repo = split_tag(image.get("ref") or "")[0]
             if repo.endswith("/pause"):
                 return image["ref"]
     return None

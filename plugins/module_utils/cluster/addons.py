@@ -240,20 +240,14 @@ def _metrics_server(objects, o, cluster, notes):
     return {}
 
 
-def _split(ref):
-    base = ref.split("@", 1)[0]
-    slash, colon = base.rfind("/"), base.rfind(":")
-    return (base[:colon], base[colon + 1:]) if colon > slash else (base, "latest")
-
-
 def _cilium_values(o, cluster, images, notes):
     index = lock_image_index(images)
     agent = index.get("cilium/cilium")
     operator = index.get("cilium/operator-generic")
     if not agent or not operator:
         raise AddonError("cilium: the lock has no quay.io/cilium/cilium and operator-generic images")
-    a_repo, a_tag = _split(agent)
-    op_repo, op_tag = _split(operator)
+    a_repo, a_tag = image_refs.split_tag(agent)
+    op_repo, op_tag = image_refs.split_tag(operator)
     values = {
         "image": {"repository": a_repo, "tag": a_tag, "useDigest": False, "pullPolicy": "IfNotPresent"},
         # The chart appends "-generic" to the operator repository.

@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import re
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import (
     API_VERSION,
     CLUSTER_SCOPED_REFUSED,
@@ -135,7 +136,7 @@ def available_images(config, name):
     out = {}
     for a in config["archives"]:
         if a["name"] == name:
-            out[a["version"]] = [dict(zip(("name", "tag"), ref.rsplit(":", 1))) for ref in a.get("images") or []]
+            out[a["version"]] = [dict(zip(("name", "tag"), split_tag(ref))) for ref in a.get("images") or []]
     return out
 
 

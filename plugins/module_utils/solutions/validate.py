@@ -124,7 +124,7 @@ def parse_image_ref(ref):
     """(name, tag) of an operator manifest image reference ``NAME:TAG``; None if not that form."""
     if not isinstance(ref, str) or "@" in ref or ":" not in ref:
         return None
-    name, tag = ref.rsplit(":", 1)
+    name, tag = image_refs.split_tag(ref)
     if image_refs.is_registry_host(name.split("/", 1)[0]):
         return None  # a registry host: the repository is decided at import, not in the archive
     if not re.match(IMAGE_NAME_RE, name) or not re.match(TAG_RE, tag):
