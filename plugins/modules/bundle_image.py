@@ -72,14 +72,6 @@ from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ctr  # noqa: E402
 
 
-def list_images(module, params):
-    rc, out, err = module.run_command(ctr.list_refs_cmd(ctr.base_cmd(params["ctr"], params["address"], params["namespace"])))
-    if rc != 0:
-        module.fail_json(msg="cannot list containerd images (is containerd running at %s?): %s"
-                         % (params["address"], err.strip()))
-    return sorted(line.strip() for line in out.splitlines() if line.strip())
-
-
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -94,24 +86,17 @@ def main():
     for index, image in enumerate(params["images"]):
         if not image.get("ref") or not image.get("path"):
             module.fail_json(msg="images[%d]: both 'ref' and 'path' are required, got %r" % (index, image))
-    before = list_images(module, params)
-    missing = ctr.missing_images(params["images"], before)
-    result = dict(changed=bool(missing), imported=[i["ref"] for i in missing],
-                  present=[i["ref"] for i in params["images"] if i not in missing])
-    if missing and not module.check_mode:
-        for image in missing:
-            argv = ctr.import_archive_cmd(ctr.base_cmd(params["ctr"], params["address"], params["namespace"]), image["path"])
-            rc, _out, err = module.run_command(argv)
-            if rc != 0:
-                module.fail_json(msg="ctr images import %s failed: %s" % (image["path"], err.strip()), **result)
-        after = list_images(module, params)
-        still = ctr.missing_images(missing, after)
-        if still:
-            module.fail_json(msg="imported %s but %s is not listed in namespace %s (the archive names the image "
-                             "differently?); listed: %s" % (still[0]["path"], still[0]["ref"], params["namespace"],
-                                                            ", ".join(after)), **result)
-        if module._diff:
-            result["diff"] = dict(before="\n".join(before) + "\n", after="\n".join(after) + "\n")
+    try:
+        result = ctr.import_archives(module.run_command, params["images"], params["ctr"], params["address"],
+                                     params["namespace"], check_mode=module.check_mode)
+    except ctr.ContainerdError as exc:
+        partial = dict(getattr(exc, "result", None) or {})
+        partial.pop("before", None)
+        partial.pop("after", None)
+        module.fail_json(msg=str(exc), **partial)
+    before, after = result.pop("before"), result.pop("after")
+    if result["changed"] and not module.check_mode and module._diff:
+        result["diff"] = dict(before="\n".join(before) + "\n", after="\n".join(after) + "\n")
     module.exit_json(**result)
 
 

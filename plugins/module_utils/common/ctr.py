@@ -163,3 +163,45 @@ def ensure_images(run, images, state="present", ctr="ctr", address=DEFAULT_ADDRE
         "before": {r: before.get(r) for r in refs},
         "after": {r: after.get(r) for r in refs},
     }
+
+
+# ---------------------------------------------------------------------------- bundle images
+def _listed_refs(run, base, address):
+    rc, out, err = run(list_refs_cmd(base))
+    if rc != 0:
+        raise ContainerdError("cannot list containerd images (is containerd running at %s?): %s" % (address, err.strip()))
+    return sorted(line.strip() for line in out.splitlines() if line.strip())
+
+
+def _failed(message, result):
+    error = ContainerdError(message)
+    error.result = result
+    return error
+
+
+def import_archives(run, images, ctr="ctr", address=DEFAULT_ADDRESS, namespace=DEFAULT_NAMESPACE, check_mode=False):
+    """Import every image archive (dicts with ``ref`` and ``path``) whose reference containerd does
+    not list yet, then check each is listed. No registry is involved.
+
+    Returns ``{changed, imported, present, before, after}``; a failure is a
+    :class:`ContainerdError` whose ``result`` holds what was known at that point.
+    """
+    base = base_cmd(ctr, address, namespace)
+    before = _listed_refs(run, base, address)
+    missing = missing_images(images, before)
+    result = {"changed": bool(missing), "imported": [i["ref"] for i in missing],
+              "present": [i["ref"] for i in images if i not in missing], "before": before, "after": before}
+    if not missing or check_mode:
+        return result
+    for image in missing:
+        rc, _out, err = run(import_archive_cmd(base, image["path"]))
+        if rc != 0:
+            raise _failed("ctr images import %s failed: %s" % (image["path"], err.strip()), result)
+    after = _listed_refs(run, base, address)
+    result["after"] = after
+    still = missing_images(missing, after)
+    if still:
+        raise _failed("imported %s but %s is not listed in namespace %s (the archive names the image differently?); "
+                      "listed: %s" % (still[0]["path"], still[0]["ref"], namespace, ", ".join(after)), result)
+    return result
+

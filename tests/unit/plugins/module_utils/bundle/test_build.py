@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as h
-from ansible_collections.mooring.cluster.plugins.module_utils.common import ctr, ed25519
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import dump_lock, lock_digest
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli.main import main as cli_main
 
@@ -369,31 +369,6 @@ def test_cli_build_and_verify(tmp_path, sources, capsys, monkeypatch):
     flip(out, 2000)
     assert cli_main(["bundle", "verify", out, "--pubkey", str(tmp_path / "cli" / "signing.pub"), "-q"]) == 1
     assert "error:" in capsys.readouterr().err
-
-
-@pytest.mark.parametrize("kwargs,expected", [
-    ({}, ["ctr", "--address", "/run/containerd/containerd.sock", "--namespace", "k8s.io", "images", "list", "--quiet"]),
-    ({"ctr": "/usr/bin/ctr", "address": "/x.sock", "namespace": "default"},
-     ["/usr/bin/ctr", "--address", "/x.sock", "--namespace", "default", "images", "list", "--quiet"]),
-])
-def test_ctr_list_argv(kwargs, expected):
-    assert ctr.list_refs_cmd(ctr.base_cmd(**kwargs)) == expected
-
-
-def test_ctr_import_argv():
-    assert ctr.import_archive_cmd(ctr.base_cmd(), "/b/img.tar") == ["ctr", "--address", "/run/containerd/containerd.sock", "--namespace",
-                                               "k8s.io", "images", "import", "--no-unpack=false", "/b/img.tar"]
-
-
-@pytest.mark.parametrize("ref,present,missing", [
-    ("localhost/mooring/hello:1.0", ["localhost/mooring/hello:1.0"], False),
-    ("localhost/mooring/hello:1.0", ["localhost/mooring/hello:1.1"], True),
-    ("busybox:1.36", ["docker.io/library/busybox:1.36"], False),
-    ("library/busybox:1.36", ["docker.io/library/busybox:1.36"], False),
-    ("registry.k8s.io/pause:3.10.1", [], True),
-])
-def test_images_to_import(ref, present, missing):
-    assert bool(ctr.missing_images([{"ref": ref, "path": "/p"}], present)) is missing
 
 
 def test_verify_signature_only_reads_head(tmp_path, sources):

@@ -163,3 +163,81 @@ def test_push_only_what_the_registry_lacks():
     assert ctr.calls[-1] == BASE + ["images", "push", "--plain-http", IMG2["ref"]]
     registry[IMG2["ref"]] = D2
     assert not c.ensure_images(ctr, [IMG, IMG2], push=True, registry_digest=registry.get)["changed"]
+
+
+# ---------------------------------------------------------------- bundle image archives
+@pytest.mark.parametrize("kwargs,expected", [
+    ({}, ["ctr", "--address", "/run/containerd/containerd.sock", "--namespace", "k8s.io", "images", "list", "--quiet"]),
+    ({"ctr": "/usr/bin/ctr", "address": "/x.sock", "namespace": "default"},
+     ["/usr/bin/ctr", "--address", "/x.sock", "--namespace", "default", "images", "list", "--quiet"]),
+])
+def test_ctr_list_argv(kwargs, expected):
+    assert c.list_refs_cmd(c.base_cmd(**kwargs)) == expected
+
+
+def test_ctr_import_argv():
+    assert c.import_archive_cmd(c.base_cmd(), "/b/img.tar") == ["ctr", "--address", "/run/containerd/containerd.sock", "--namespace",
+                                               "k8s.io", "images", "import", "--no-unpack=false", "/b/img.tar"]
+
+
+@pytest.mark.parametrize("ref,present,missing", [
+    ("localhost/mooring/hello:1.0", ["localhost/mooring/hello:1.0"], False),
+    ("localhost/mooring/hello:1.0", ["localhost/mooring/hello:1.1"], True),
+    ("busybox:1.36", ["docker.io/library/busybox:1.36"], False),
+    ("library/busybox:1.36", ["docker.io/library/busybox:1.36"], False),
+    ("registry.k8s.io/pause:3.10.1", [], True),
+])
+def test_images_to_import(ref, present, missing):
+    assert bool(c.missing_images([{"ref": ref, "path": "/p"}], present)) is missing
+
+
+class FakeArchiveCtr:
+    """A FAKE ctr for bundle archives: ``list --quiet`` prints the store, ``import`` adds what the
+    archive names (``names``: path -> ref), or fails (``broken``: paths)."""
+
+    def __init__(self, present, names, broken=()):
+        self.store, self.names, self.broken, self.calls = list(present), names, set(broken), []
+
+    def __call__(self, argv):
+        self.calls.append(argv)
+        if argv[-2:] == ["list", "--quiet"]:
+            return 0, "".join(r + "\n" for r in self.store), ""
+        if argv[5:8] == ["images", "import", "--no-unpack=false"]:
+            if argv[-1] in self.broken:
+                return 1, "", "ctr: unexpected EOF"
+            self.store.append(self.names[argv[-1]])
+            return 0, "", ""
+        return 1, "", "unexpected %r" % argv
+
+
+ARCHIVES = [{"ref": "registry.k8s.io/pause:3.10.1", "path": "/b/pause.tar"},
+            {"ref": "busybox:1.36", "path": "/b/busybox.tar"}]
+NAMES = {"/b/pause.tar": "registry.k8s.io/pause:3.10.1", "/b/busybox.tar": "docker.io/library/busybox:1.36"}
+
+
+def test_import_archives_imports_only_what_is_missing_and_checks_it_is_listed():
+    run = FakeArchiveCtr(["docker.io/library/busybox:1.36"], NAMES)
+    result = c.import_archives(run, ARCHIVES)
+    assert result["changed"] and result["imported"] == ["registry.k8s.io/pause:3.10.1"]
+    assert result["present"] == ["busybox:1.36"]
+    assert [a[-1] for a in run.calls if "import" in a] == ["/b/pause.tar"]
+    again = c.import_archives(FakeArchiveCtr(run.store, NAMES), ARCHIVES)
+    assert not again["changed"] and again["imported"] == []
+
+
+def test_import_archives_check_mode_imports_nothing():
+    run = FakeArchiveCtr([], NAMES)
+    result = c.import_archives(run, ARCHIVES, check_mode=True)
+    assert result["changed"] and not any("import" in a for a in run.calls)
+
+
+def test_import_archives_failures_name_the_archive_and_keep_the_result():
+    with pytest.raises(c.ContainerdError, match="ctr images import /b/pause.tar failed: ctr: unexpected EOF") as err:
+        c.import_archives(FakeArchiveCtr([], NAMES, broken=["/b/pause.tar"]), ARCHIVES)
+    assert err.value.result["imported"] == ["registry.k8s.io/pause:3.10.1", "busybox:1.36"]
+    misnamed = dict(NAMES, **{"/b/pause.tar": "registry.k8s.io/pause:other"})
+    with pytest.raises(c.ContainerdError, match="imported /b/pause.tar but registry.k8s.io/pause:3.10.1 is not listed"):
+        c.import_archives(FakeArchiveCtr([], misnamed), ARCHIVES)
+    with pytest.raises(c.ContainerdError, match="cannot list containerd images"):
+        c.import_archives(lambda argv: (1, "", "connection refused"), ARCHIVES)
+
