@@ -55,7 +55,13 @@ from ansible_collections.mooring.cluster.plugins.module_utils.bundle.host import
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import plan_install
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio, netguard
-from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import CHUNK, HashingWriter, canonical_json, sha256_file
+from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import (
+    CHUNK,
+    HashingWriter,
+    canonical_json,
+    sha256_file,
+    sha256_hex,
+)
 from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
 
 # 2: packages record how each artifact installs on hosts (``installs``, see layout.py);
@@ -366,49 +372,79 @@ class PackageCache(object):
         os.makedirs(self.root, exist_ok=True)
         work = tempfile.mkdtemp(prefix=".build-%s-" % _safe_name(name), dir=self.root)
         try:
-            meta = self._build_in(work, name, addon, inputs, key, distro, progress, counter, apt_download)
+            meta = _PackageBuild(work, name, addon, inputs, key, distro, progress, counter, apt_download).run(
+                self.paths(key))
         finally:
             shutil.rmtree(work, ignore_errors=True)
         return meta
 
-    def _build_in(self, work, name, addon, inputs, key, distro, progress, counter, apt_download):
-        progress = progress or _Progress(None)
-        files = []
-        seen = {}  # path in the package -> sha256
 
-        def add_file(rel, sha, size, **extra):
-            if rel in seen:
-                raise BundleError("add-on %s: two artifacts would both be stored as %s; give one a distinct 'dest'"
-                                  % (name, rel))
-            seen[rel] = sha
-            entry = {"path": rel, "size": size, "sha256": sha}
-            entry.update({k: v for k, v in extra.items() if v is not None})
-            files.append(entry)
+class _PackageBuild(object):
+    """One add-on package built in ``work``: its artifacts, images and host packages fetched and
+    checked, a flat apt repository index, package.json, then the tar and its cache record."""
 
-        tofu = []
-        installs = []
+    def __init__(self, work, name, addon, inputs, key, distro, progress, counter, apt_download):
+        self.work, self.name, self.addon, self.inputs, self.key = work, name, addon, inputs, key
+        self.distro, self.counter, self.apt_download = distro, counter, apt_download
+        self.progress = progress or _Progress(None)
+        self.files = []
+        self.seen = {}  # path in the package -> sha256
+        self.tofu = []  # what had no digest in the catalog (trusted on first use)
+        self.installs = []
+        self.images = []
+        self.repo_entries = []  # (control, file name, size, sha256) of every deb
+
+    def run(self, paths):
+        self.artifacts()
+        self.container_images()
+        self.host_packages()
+        return self.pack(*paths)
+
+    def target(self, rel):
+        path = os.path.join(self.work, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return path
+
+    def add_file(self, rel, sha, size, **extra):
+        if rel in self.seen:
+            raise BundleError("add-on %s: two artifacts would both be stored as %s; give one a distinct 'dest'"
+                              % (self.name, rel))
+        self.seen[rel] = sha
+        entry = {"path": rel, "size": size, "sha256": sha}
+        entry.update({k: v for k, v in extra.items() if v is not None})
+        self.files.append(entry)
+
+    def add_bytes(self, rel, data, **extra):
+        with open(self.target(rel), "wb") as handle:
+            handle.write(data)
+        self.add_file(rel, sha256_hex(data), len(data), **extra)
+
+    def artifacts(self):
+        name, addon = self.name, self.addon
         for artifact in addon.get("artifacts") or []:
             rel = _artifact_relpath(name, artifact)
             expected = (artifact.get("sha256") or "").lower()
-            if expected and seen.get(rel) == expected:
+            if expected and self.seen.get(rel) == expected:
                 # One file listed once per architecture (an arch-independent manifest or chart in a
                 # lock for several architectures): the same bytes, stored once.
                 continue
-            target = os.path.join(work, rel)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
+            target = self.target(rel)
             label = "%s/%s (%s)" % (name, artifact.get("name"), artifact.get("arch") or "all")
-            sha, size = fetch(artifact.get("url") or "", target, artifact.get("sha256"), label, progress, counter)
+            sha, size = fetch(artifact.get("url") or "", target, artifact.get("sha256"), label, self.progress,
+                              self.counter)
             if not artifact.get("sha256"):
-                tofu.append(label)
-            add_file(rel, sha, size, kind=artifact.get("kind") or "binary", name=artifact.get("name"),
-                     arch=artifact.get("arch"), url=artifact.get("url"),
-                     mode=0o755 if (artifact.get("kind") or "binary") == "binary" else 0o644)
+                self.tofu.append(label)
+            kind = artifact.get("kind") or "binary"
+            self.add_file(rel, sha, size, kind=kind, name=artifact.get("name"), arch=artifact.get("arch"),
+                          url=artifact.get("url"), mode=0o755 if kind == "binary" else 0o644)
             install = plan_install(artifact, target, sha, size, addon.get("version"))
             if install:
                 install["artifact"] = rel
-                installs.append(install)
-        images = []
-        for image in addon.get("images") or []:
+                self.installs.append(install)
+
+    def container_images(self):
+        name = self.name
+        for image in self.addon.get("images") or []:
             ref = image.get("ref")
             archive = image.get("archive") or None
             fmt = (archive or {}).get("format") or "oci-archive"
@@ -417,86 +453,83 @@ class PackageCache(object):
                                   % (name, ref, fmt, ", ".join(IMAGE_FORMATS)))
             rel = "%s/images/%s.%s.tar" % (name, _safe_name(ref.split("@", 1)[0].replace("/", "_").replace(":", "_")),
                                            fmt)
-            target = os.path.join(work, rel)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
+            target = self.target(rel)
             if archive:
                 sha, size = fetch(archive.get("url") or "", target, archive.get("sha256"), "image %s" % ref,
-                                  progress, counter)
+                                  self.progress, self.counter)
                 if not archive.get("sha256"):
-                    tofu.append("image %s" % ref)
+                    self.tofu.append("image %s" % ref)
             else:
-                progress.say("skopeo copy %s" % ref)
+                self.progress.say("skopeo copy %s" % ref)
                 proc = subprocess.run(skopeo_copy_argv(ref, image.get("digest"), target, fmt),
                                       capture_output=True, text=True, check=False)
                 if proc.returncode != 0:
                     raise BundleError("add-on %s: image %s: skopeo copy failed: %s" % (name, ref, proc.stderr.strip()))
-                sha, size = sha256_file(target, counter)
+                sha, size = sha256_file(target, self.counter)
                 if not image.get("digest"):
-                    tofu.append("image %s" % ref)
-            add_file(rel, sha, size, kind="image", ref=ref, format=fmt)
-            images.append({"ref": ref, "path": rel, "format": fmt, "digest": image.get("digest")})
-        # Host packages: every deb artifact plus named packages not provided by one.
-        wanted = inputs["packages"]
-        deb_files = [f for f in files if f.get("kind") == "deb"]
+                    self.tofu.append("image %s" % ref)
+            self.add_file(rel, sha, size, kind="image", ref=ref, format=fmt)
+            self.images.append({"ref": ref, "path": rel, "format": fmt, "digest": image.get("digest")})
+
+    def host_packages(self):
+        """Every deb artifact plus the named packages no artifact provides (apt, Debian only), then
+        a flat repository index over all of them."""
+        name = self.name
         provided = set()
-        entries = []
-        for entry in deb_files:
-            control = deb_control(os.path.join(work, entry["path"]))
+        for entry in [f for f in self.files if f.get("kind") == "deb"]:
+            control = deb_control(os.path.join(self.work, entry["path"]))
             fields = deb_fields(control)
             provided.add(fields.get("Package"))
             entry["package"] = fields.get("Package")
             entry["version"] = fields.get("Version")
-            entries.append((control, posixpath.basename(entry["path"]), entry["size"], entry["sha256"]))
-        missing = [p for p in wanted if p not in provided]
-        if missing and distro == "debian":
-            debdir = os.path.join(work, name, "debs")
+            self.repo_entries.append((control, posixpath.basename(entry["path"]), entry["size"], entry["sha256"]))
+        missing = [p for p in self.inputs["packages"] if p not in provided]
+        if missing and self.distro == "debian":
+            debdir = os.path.join(self.work, name, "debs")
             os.makedirs(debdir, exist_ok=True)
-            progress.say("apt-get download %s" % " ".join(missing))
+            self.progress.say("apt-get download %s" % " ".join(missing))
             before = set(os.listdir(debdir))
-            apt_download(missing, debdir)
+            self.apt_download(missing, debdir)
             for fname in sorted(set(os.listdir(debdir)) - before):
-                rel = "%s/debs/%s" % (name, fname)
-                sha, size = sha256_file(os.path.join(debdir, fname), counter)
+                sha, size = sha256_file(os.path.join(debdir, fname), self.counter)
                 control = deb_control(os.path.join(debdir, fname))
                 fields = deb_fields(control)
-                add_file(rel, sha, size, kind="deb", name=fields.get("Package"), package=fields.get("Package"),
-                         version=fields.get("Version"), source="apt")
-                entries.append((control, fname, size, sha))
-        if entries:
-            index = flat_repo_index(entries)
-            release = flat_repo_release(index)
-            for fname, text in (("Packages", index), ("Release", release)):
-                rel = "%s/debs/%s" % (name, fname)
-                data = text.encode("utf-8")
-                with open(os.path.join(work, rel), "wb") as handle:
-                    handle.write(data)
-                add_file(rel, hashlib.sha256(data).hexdigest(), len(data), kind="repo-index")
-        files.sort(key=lambda f: f["path"])
+                self.add_file("%s/debs/%s" % (name, fname), sha, size, kind="deb", name=fields.get("Package"),
+                              package=fields.get("Package"), version=fields.get("Version"), source="apt")
+                self.repo_entries.append((control, fname, size, sha))
+        if self.repo_entries:
+            index = flat_repo_index(self.repo_entries)
+            for fname, text in (("Packages", index), ("Release", flat_repo_release(index))):
+                self.add_bytes("%s/debs/%s" % (name, fname), text.encode("utf-8"), kind="repo-index")
+
+    def pack(self, tar_path, meta_path):
+        name, addon, work, counter = self.name, self.addon, self.work, self.counter
+        self.files.sort(key=lambda f: f["path"])
+        repo = "%s/debs" % name if self.repo_entries else None
         package_json = {
             "packageFormat": PACKAGE_FORMAT,
             "addon": name,
             "version": addon.get("version"),
-            "key": key,
-            "distro": distro,
-            "inputs": inputs,
-            "images": images,
-            "packages": wanted,
-            "repo": "%s/debs" % name if entries else None,
-            "trustedOnFirstUse": tofu,
-            "installs": installs,
-            "files": files,
+            "key": self.key,
+            "distro": self.distro,
+            "inputs": self.inputs,
+            "images": self.images,
+            "packages": self.inputs["packages"],
+            "repo": repo,
+            "trustedOnFirstUse": self.tofu,
+            "installs": self.installs,
+            "files": self.files,
         }
         pj_rel = "%s/package.json" % name
         pj_data = manifest_bytes(package_json)
         with open(os.path.join(work, pj_rel), "wb") as handle:
             handle.write(pj_data)
-        all_files = files + [{"path": pj_rel, "size": len(pj_data), "sha256": hashlib.sha256(pj_data).hexdigest()}]
+        all_files = self.files + [{"path": pj_rel, "size": len(pj_data), "sha256": sha256_hex(pj_data)}]
         all_files.sort(key=lambda f: f["path"])
-        tar_path, meta_path = self.paths(key)
         # Temporary names inside the build directory: concurrent builds of one key never clash,
         # and the last atomic rename wins with identical content.
         tmp_tar = os.path.join(work, ".package.tar")
-        progress.say("packing %s %s" % (name, addon.get("version")))
+        self.progress.say("packing %s %s" % (name, addon.get("version")))
         with open(tmp_tar, "wb") as raw:
             writer = HashingWriter(raw)
             with tarfile.open(fileobj=writer, mode="w|", format=tarfile.PAX_FORMAT) as tar:
@@ -508,17 +541,17 @@ class PackageCache(object):
             raw.flush()
             os.fsync(raw.fileno())
         meta = {
-            "key": key,
+            "key": self.key,
             "addon": name,
             "version": addon.get("version"),
-            "file": "packages/%s-%s-%s.tar" % (_safe_name(name), _safe_name(str(addon.get("version"))), key[:12]),
+            "file": "packages/%s-%s-%s.tar" % (_safe_name(name), _safe_name(str(addon.get("version"))), self.key[:12]),
             "size": writer.size,
-            "sha256": writer.digest.hexdigest(),
-            "images": images,
-            "packages": wanted,
-            "repo": package_json["repo"],
-            "trustedOnFirstUse": tofu,
-            "installs": installs,
+            "sha256": writer.hexdigest(),
+            "images": self.images,
+            "packages": self.inputs["packages"],
+            "repo": repo,
+            "trustedOnFirstUse": self.tofu,
+            "installs": self.installs,
             "files": [{k: f[k] for k in ("path", "size", "sha256")} for f in all_files],
         }
         os.replace(tmp_tar, tar_path)
