@@ -15,12 +15,12 @@ Tests, in order (the cluster is reinstalled fresh at 3.4.23 before the first and
   documented  3.4 -> 3.5 on a fresh cluster; then the same command again: changed=0, no member restarted
   crashloop   a member crash-looping after the first member is upgraded: the run stops, naming it, before a
               second member goes down; the members after it untouched
-  killed      a run SIGKILLed (its whole process group) mid-way: the lock is given back at once; the re-run
+  killed      a run SIGKILLed (its whole process group) mid-way: the lease is given back at once; the re-run
               finishes the job (including what the crash-loop run left half done)
   sigkill     one SIGKILL of a member mid-roll: absorbed, reported as a warning naming it, run rc 0
-  concurrent  a second run with default settings while the first holds the lock: refused naming the
-              holder, changed=0 on every host (it waits the default etcd_lock_timeout, 30 s, and gives up
-              while the first run still holds the lock)
+  concurrent  a second run with default settings while the first holds the lease: refused naming the
+              holder, changed=0 on every host (it waits the default etcd_lease_timeout, 30 s, and gives up
+              while the first run still holds the lease)
 Prints one JSON line per test and exits non-zero at the first failed expectation.
 """
 
@@ -223,9 +223,9 @@ def keys_intact(test):
     expect(got == want, "%s: %d of %d keys readable and right" % (test, sum(1 for k in want if got.get(k) == want[k]), KEYS))
 
 
-def lock_free(test, within=15):
+def lease_free(test, within=15):
     c = client()
-    wait_for("%s: the cluster lock to be free" % test, lambda: etcd.query_lock(c, "cluster")["holder"] is None, within)
+    wait_for("%s: the cluster lease to be free" % test, lambda: etcd.query_lease(c, "cluster")["holder"] is None, within)
 
 
 def fresh_cluster():
@@ -243,13 +243,13 @@ def report(test, **fields):
 
 
 def upgraded(run, since, test):
-    """The run ended rc 0 with every member on NEW, quorum held since `since`, keys intact, lock free."""
+    """The run ended rc 0 with every member on NEW, quorum held since `since`, keys intact, lease free."""
     rc = run.wait()
     expect(rc == 0, "%s: rc %d: %s" % (test, rc, run.why()))
     expect(set(versions().values()) == {NEW}, "%s: versions %s" % (test, versions()))
     held = quorum_held(since, test)
     keys_intact(test)
-    lock_free(test)
+    lease_free(test)
     return held
 
 
@@ -294,7 +294,7 @@ def test_crashloop():
     ssh(third, "systemctl reset-failed etcd; systemctl start etcd")
     wait_for("%s serving again" % third, lambda: all(versions().values()), 60)
     keys_intact("crashloop")
-    lock_free("crashloop")
+    lease_free("crashloop")
     half = NEW in ssh(second, "/usr/local/bin/etcd --version")
     report("crashloop", run_s=run.seconds, rc=rc, quorum=w, message=failure[:400],
            left=("%s: %s binaries, process still %s" % (second, NEW if half else OLD, versions()[second])))
@@ -308,7 +308,7 @@ def test_killed():
     wait_for("%s to serve %s" % (todo[0], NEW), lambda: SAMPLER.latest().get(todo[0]) == NEW, 300, run)
     run.kill()
     killed_at = versions()
-    lock_free("killed", within=10)
+    lease_free("killed", within=10)
     again = upgrade("killed-rerun")
     w = upgraded(again, t, "killed")
     report("killed", killed_after_s=run.seconds, versions_when_killed=killed_at, rerun_s=again.seconds,
@@ -320,8 +320,8 @@ def test_sigkill_and_concurrent():
     first, _second, third = HOSTS
     a = upgrade("sigkill-a")
     c = client()
-    wait_for("run A to hold the lock", lambda: etcd.query_lock(c, "cluster")["holder"] is not None, 120, a)
-    holder = etcd.query_lock(c, "cluster")["holder"]
+    wait_for("run A to hold the lease", lambda: etcd.query_lease(c, "cluster")["holder"] is not None, 120, a)
+    holder = etcd.query_lease(c, "cluster")["holder"]
     b = upgrade("concurrent-b")  # default settings, as a second operator runs it
     wait_for("%s to serve %s" % (first, NEW), lambda: SAMPLER.latest().get(first) == NEW, 300, a)
     ssh(third, "systemctl kill -s KILL etcd")
@@ -337,7 +337,7 @@ def test_sigkill_and_concurrent():
     expect(warned, "sigkill: the run did not report %s going down: %s" % (third, a.why()))
     w = quorum_held(t, "sigkill")
     keys_intact("sigkill")
-    lock_free("sigkill")
+    lease_free("sigkill")
     report("sigkill", run_s=a.seconds, warning=warned[0][:300], quorum=w)
     report("concurrent", holder=holder, refused_after_s=b.seconds, recap=recap_b)
 

@@ -8,17 +8,9 @@ import os
 import tempfile
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-
-ARGUMENT_SPEC = {
-    "pki_dir": {"type": "path", "required": True},
-    "server": {"type": "str", "required": True},
-    "dest": {"type": "path", "required": True},
-    "cluster_name": {"type": "str", "default": "kubernetes"},
-}
+from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
 
 def _read(path):
@@ -29,26 +21,17 @@ def _read(path):
         raise AnsibleActionFail("%s: cannot read (%s); run mooring.cluster.pki first" % (path, exc.strerror)) from None
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
-
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        _spec, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+class ActionModule(MooringAction):
+    def act(self, args, task_vars):
         pki = args["pki_dir"]
-        try:
-            text = kubeadm.admin_kubeconfig(args["server"], _read(os.path.join(pki, "ca.crt")),
-                                            _read(os.path.join(pki, "kubeconfig", "admin.crt")),
-                                            _read(os.path.join(pki, "kubeconfig", "admin.key")), args["cluster_name"])
-        except MooringError as exc:
-            raise AnsibleActionFail(str(exc)) from None
+        text = kubeadm.admin_kubeconfig(args["server"], _read(os.path.join(pki, "ca.crt")),
+                                        _read(os.path.join(pki, "kubeconfig", "admin.crt")),
+                                        _read(os.path.join(pki, "kubeconfig", "admin.key")), args["cluster_name"])
         current = None
         if os.path.exists(args["dest"]):
             current = _read(args["dest"])
         changed = current != text
-        if changed and not self._task.check_mode:
+        if changed and not self.check_mode:
             directory = os.path.dirname(os.path.abspath(args["dest"]))
             os.makedirs(directory, mode=0o700, exist_ok=True)
             fd, tmp_path = tempfile.mkstemp(dir=directory, prefix=".kubeconfig-")
@@ -60,5 +43,4 @@ class ActionModule(ActionBase):
             except OSError as exc:
                 os.unlink(tmp_path)
                 raise AnsibleActionFail("%s: cannot write (%s)" % (args["dest"], exc.strerror)) from None
-        result.update({"changed": changed, "dest": args["dest"]})
-        return result
+        return {"changed": changed, "dest": args["dest"]}

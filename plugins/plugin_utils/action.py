@@ -9,8 +9,8 @@ spec the action validates against, so the docs and the validation cannot drift a
 
 A subclass implements ``act(args, task_vars)`` and returns the result's fields. The base class
 validates the arguments, says whether the run is a check (``self.check_mode``), and turns a
-:class:`MooringError` (and an ``OSError`` from the controller's files) into a task failure with
-one line per problem.
+:class:`MooringError` (and an ``OSError`` from the controller's files) into a task failure whose
+message is the error's text (a MooringError's lists one line per problem).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import os
 
 import yaml
 from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
@@ -108,10 +109,9 @@ class MooringAction(ActionBase):
         )[1]
         try:
             result.update(self.act(args, task_vars or {}))
-        except MooringError as exc:
-            raise AnsibleActionFail("\n".join(exc.problems) if exc.problems else str(exc)) from None
-        except OSError as exc:
-            where = " (%s)" % exc.filename if exc.filename else ""
-            raise AnsibleActionFail("%s%s" % (exc.strerror or exc, where)) from None
+        except (MooringError, OSError) as exc:
+            # The text the action plugins always gave: a MooringError's str() (its one problem, or its
+            # message and one line per problem), an OSError's ("[Errno 2] No such file or directory: 'x'").
+            raise AnsibleActionFail(to_native(exc)) from None
         result.setdefault("changed", False)
         return result

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""PRIVATE to mooring.cluster: etcd command lines, their structured output, and the cluster lock.
+"""PRIVATE to mooring.cluster: etcd command lines, their structured output, and the cluster lease.
 
 Three parts, none of them knows AnsibleModule:
 
@@ -8,16 +8,15 @@ Three parts, none of them knows AnsibleModule:
   mutual TLS and ``-w json`` where the output is read;
 * parsers of that JSON output and the quorum arithmetic the health gates rest on;
 * :class:`GatewayClient` (etcd's v3 gRPC-JSON gateway over mutual TLS, standard library only) and
-  :func:`acquire_lock` / :func:`release_lock`: a named lock held as a key bound to a lease with a
-  TTL, taken with one compare-and-swap transaction, so two operators cannot roll the cluster at
-  once and a crashed holder's lock expires by itself.
+  :func:`acquire_lease` / :func:`release_lease`: the cluster lease, a named key bound to an etcd
+  lease with a TTL, taken with one compare-and-swap transaction, so two operators cannot roll the
+  cluster at once and a crashed holder's lease expires by itself.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import json
 import os
 import ssl
@@ -25,6 +24,7 @@ import time
 from urllib.parse import urlsplit
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 
@@ -32,15 +32,15 @@ class EtcdError(MooringError):
     """An etcd command failed, its output could not be read, or the cluster is not healthy."""
 
 
-class LockHeldError(EtcdError):
-    """The cluster lock is held by someone else (``holder``) and was not released in time."""
+class LeaseHeldError(EtcdError):
+    """The cluster lease is held by someone else (``holder``) and was not released in time."""
 
     def __init__(self, message, holder=None):
         super().__init__(message)
         self.holder = holder
 
 
-LOCK_PREFIX = "/mooring/locks/"
+LEASE_PREFIX = "/mooring/leases/"
 
 
 # ---------------------------------------------------------------------------------------
@@ -282,7 +282,7 @@ def join_initial_cluster(members, name, peer_urls):
 
 
 # ---------------------------------------------------------------------------------------
-# v3 gateway client and the cluster lock
+# v3 gateway client and the cluster lease
 
 
 def b64(text):
@@ -392,36 +392,36 @@ def process_starts(urls, cacert, cert, key, timeout=GATE_DIAL_TIMEOUT):
     return out
 
 
-def lock_key(name, prefix=LOCK_PREFIX):
+def lease_key(name, prefix=LEASE_PREFIX):
     if not name or "/" in name:
-        raise EtcdError("name: %r is not a lock name (non-empty, no '/')" % (name,))
+        raise EtcdError("name: %r is not a lease name (non-empty, no '/')" % (name,))
     return prefix + name
 
 
-def read_lock(client, name, prefix=LOCK_PREFIX):
-    """``{holder, lease}`` of the lock, or None when free."""
-    kvs = client.range(lock_key(name, prefix)).get("kvs") or []
+def read_lease(client, name, prefix=LEASE_PREFIX):
+    """``{holder, lease}`` of the cluster lease, or None when free."""
+    kvs = client.range(lease_key(name, prefix)).get("kvs") or []
     if not kvs:
         return None
     return {"holder": unb64(kvs[0].get("value")), "lease": kvs[0].get("lease")}
 
 
-def acquire_lock(client, name, holder, ttl=3600, timeout=0, poll=2.0, prefix=LOCK_PREFIX, check_mode=False,
-                 sleep=time.sleep, clock=time.monotonic):
-    """Take the lock for ``holder`` (or keep it alive if ``holder`` already has it).
+def acquire_lease(client, name, holder, ttl=3600, timeout=0, poll=2.0, prefix=LEASE_PREFIX, check_mode=False,
+                  sleep=time.sleep, clock=time.monotonic):
+    """Take the cluster lease for ``holder`` (or keep it alive if ``holder`` already has it).
 
     Waits up to ``timeout`` seconds for another holder to release it (or for its lease to
-    expire), then raises :class:`LockHeldError` naming that holder. Returns
+    expire), then raises :class:`LeaseHeldError` naming that holder. Returns
     ``{changed, holder, lease, waited}``.
     """
     if not holder:
-        raise EtcdError("holder: give an identifier of who takes the lock (user@host, job id)")
+        raise EtcdError("holder: give an identifier of who takes the lease (user@host, job id)")
     if int(ttl) < 5:
         raise EtcdError("ttl: %r is too short; give at least 5 seconds" % (ttl,))
-    key = lock_key(name, prefix)
+    key = lease_key(name, prefix)
     start = clock()
     while True:
-        current = read_lock(client, name, prefix)
+        current = read_lease(client, name, prefix)
         if current and current["holder"] == holder:
             if not check_mode:
                 client.keepalive(current["lease"])
@@ -441,30 +441,30 @@ def acquire_lock(client, name, holder, ttl=3600, timeout=0, poll=2.0, prefix=LOC
             continue
         waited = clock() - start
         if waited >= timeout:
-            raise LockHeldError("cluster lock %r is held by %r; waited %ds for it to be released (a run gives it back "
-                                "when it ends, even when it fails or is killed). Try again later; if that run is gone "
-                                "for good, show and break the lock with the mooring.cluster.cluster_lock playbook "
-                                "(-e lock_action=break -e lock_confirm='%s')"
-                                % (name, current["holder"], int(waited), current["holder"]), holder=current["holder"])
+            raise LeaseHeldError("cluster lease %r is held by %r; waited %ds for it to be released (a run gives it back "
+                                 "when it ends, even when it fails or is killed). Try again later; if that run is gone "
+                                 "for good, show and break the lease with the mooring.cluster.cluster_lease playbook "
+                                 "(-e lease_action=break -e lease_confirm='%s')"
+                                 % (name, current["holder"], int(waited), current["holder"]), holder=current["holder"])
         sleep(min(poll, max(0.1, timeout - waited)))
 
 
-def release_lock(client, name, holder, force=False, confirm=None, prefix=LOCK_PREFIX, check_mode=False):
-    """Give the lock back. Held by someone else: an error unless ``force`` and ``confirm`` is that exact
-    holder (breaking a lock names what it breaks). Returns ``{changed, holder}``."""
-    key = lock_key(name, prefix)
-    current = read_lock(client, name, prefix)
+def release_lease(client, name, holder, force=False, confirm=None, prefix=LEASE_PREFIX, check_mode=False):
+    """Give the lease back. Held by someone else: an error unless ``force`` and ``confirm`` is that exact
+    holder (breaking a lease names what it breaks). Returns ``{changed, holder}``."""
+    key = lease_key(name, prefix)
+    current = read_lease(client, name, prefix)
     if current is None:
         return {"changed": False, "holder": None}
     if current["holder"] != holder:
         if not force:
-            raise LockHeldError("cluster lock %r is held by %r, not by %r; not releasing it (breaking it needs "
-                                "force=true and confirm=<that holder>)" % (name, current["holder"], holder),
-                                holder=current["holder"])
+            raise LeaseHeldError("cluster lease %r is held by %r, not by %r; not releasing it (breaking it needs "
+                                 "force=true and confirm=<that holder>)" % (name, current["holder"], holder),
+                                 holder=current["holder"])
         if confirm != current["holder"]:
-            raise LockHeldError("cluster lock %r is held by %r; to break it, confirm that exact holder "
-                                "(confirm=%r). Nothing was changed." % (name, current["holder"], current["holder"]),
-                                holder=current["holder"])
+            raise LeaseHeldError("cluster lease %r is held by %r; to break it, confirm that exact holder "
+                                 "(confirm=%r). Nothing was changed." % (name, current["holder"], current["holder"]),
+                                 holder=current["holder"])
     if not check_mode:
         resp = client.txn({
             "compare": [{"key": b64(key), "result": "EQUAL", "target": "VALUE", "value": b64(current["holder"])}],
@@ -477,9 +477,9 @@ def release_lock(client, name, holder, force=False, confirm=None, prefix=LOCK_PR
     return {"changed": True, "holder": current["holder"]}
 
 
-def query_lock(client, name, prefix=LOCK_PREFIX):
-    """``{holder, lease, ttl}`` of the lock (``ttl``: seconds its lease has left), holder None when free."""
-    current = read_lock(client, name, prefix)
+def query_lease(client, name, prefix=LEASE_PREFIX):
+    """``{holder, lease, ttl}`` of the cluster lease (``ttl``: seconds its etcd lease has left), holder None when free."""
+    current = read_lease(client, name, prefix)
     if current is None:
         return {"changed": False, "holder": None, "lease": None, "ttl": None}
     ttl = None
@@ -512,9 +512,9 @@ def run_holder(who, where, pid, started, label=""):
     return "%s (%s)" % (label, run) if label else run
 
 
-def keep_lock(client, name, holder, lease, alive, ttl, prefix=LOCK_PREFIX, poll=1.0, sleep=time.sleep,
-              clock=time.monotonic):
-    """Keep the lock's lease alive while ``alive()`` is true (the run that took it); give the lock back as
+def keep_lease(client, name, holder, lease, alive, ttl, prefix=LEASE_PREFIX, poll=1.0, sleep=time.sleep,
+               clock=time.monotonic):
+    """Keep the cluster lease alive while ``alive()`` is true (the run that took it); give it back as
     soon as it turns false (the run ended, failed or was killed without releasing it). Returns why it
     stopped: ``run ended`` (released) or ``not held`` (released by the run, broken, or expired)."""
     every = max(1.0, int(ttl) / 3.0)
@@ -522,11 +522,11 @@ def keep_lock(client, name, holder, lease, alive, ttl, prefix=LOCK_PREFIX, poll=
     while True:
         if not alive():
             with contextlib.suppress(EtcdError):
-                release_lock(client, name, holder, prefix=prefix)
+                release_lease(client, name, holder, prefix=prefix)
             return "run ended"
         if clock() - last >= every:
             try:
-                current = read_lock(client, name, prefix)
+                current = read_lease(client, name, prefix)
                 if current is None or current["holder"] != holder:
                     return "not held"
                 client.keepalive(lease)
@@ -537,14 +537,14 @@ def keep_lock(client, name, holder, lease, alive, ttl, prefix=LOCK_PREFIX, poll=
 
 
 def keeper_main(args):
-    """Entry point of the detached process the cluster_lock action starts: ``args`` is a dict with
+    """Entry point of the detached process the cluster_lease action starts: ``args`` is a dict with
     endpoints, cacert, cert, key, name, holder, lease, ttl, prefix, pid, started."""
     client = GatewayClient(args["endpoints"], args["cacert"], args["cert"], args["key"], timeout=5.0)
 
     def alive():
         return process_started(args["pid"]) == args["started"]
 
-    return keep_lock(client, args["name"], args["holder"], args["lease"], alive, args["ttl"], prefix=args["prefix"])
+    return keep_lease(client, args["name"], args["holder"], args["lease"], alive, args["ttl"], prefix=args["prefix"])
 
 
 # ---------------------------------------------------------------------------------------
@@ -803,14 +803,6 @@ def ensure_member(run, base, name, peer_urls, state="present", check_mode=False)
     return result
 
 
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def save_snapshot(run, base, path, tool=None):
     """``snapshot save`` to ``path`` (through ``path.part``), then its status. Returns
     ``{path, sha256, size, revision, total_keys, hash}``."""
@@ -821,7 +813,7 @@ def save_snapshot(run, base, path, tool=None):
     os.chmod(part, 0o600)
     os.replace(part, path)
     info = snapshot_info(run, tool or base[0], path)
-    info.update({"path": path, "sha256": sha256_file(path), "size": os.path.getsize(path)})
+    info.update({"path": path, "sha256": sha256_file(path)[0], "size": os.path.getsize(path)})
     return info
 
 

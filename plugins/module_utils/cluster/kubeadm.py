@@ -30,8 +30,8 @@ import secrets
 import string
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard
-from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
 
 
 class KubeadmError(MooringError):

@@ -204,4 +204,3 @@ def import_archives(run, images, ctr="ctr", address=DEFAULT_ADDRESS, namespace=D
         raise _failed("imported %s but %s is not listed in namespace %s (the archive names the image differently?); "
                       "listed: %s" % (still[0]["path"], still[0]["ref"], namespace, ", ".join(after)), result)
     return result
-

@@ -40,7 +40,6 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
     PYCDLIB_IMPORT_ERROR = _exc
 
 
-
 API_VERSION = "solutions.mooring.io/v1alpha1"
 KIND = "Solution"
 DISPLAY_NAME_ANNOTATION = "solutions.mooring.io/display-name"

@@ -71,7 +71,6 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
     JSONSCHEMA_IMPORT_ERROR = _exc
 
 
-
 def _yaml_error(exc):
     mark = getattr(exc, "problem_mark", None)
     where = " (line %d, column %d)" % (mark.line + 1, mark.column + 1) if mark is not None else ""

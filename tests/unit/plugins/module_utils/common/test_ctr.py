@@ -176,8 +176,9 @@ def test_ctr_list_argv(kwargs, expected):
 
 
 def test_ctr_import_argv():
-    assert c.import_archive_cmd(c.base_cmd(), "/b/img.tar") == ["ctr", "--address", "/run/containerd/containerd.sock", "--namespace",
-                                               "k8s.io", "images", "import", "--no-unpack=false", "/b/img.tar"]
+    assert c.import_archive_cmd(c.base_cmd(), "/b/img.tar") == [
+        "ctr", "--address", "/run/containerd/containerd.sock", "--namespace", "k8s.io", "images", "import",
+        "--no-unpack=false", "/b/img.tar"]
 
 
 @pytest.mark.parametrize("ref,present,missing", [
@@ -240,4 +241,3 @@ def test_import_archives_failures_name_the_archive_and_keep_the_result():
         c.import_archives(FakeArchiveCtr([], misnamed), ARCHIVES)
     with pytest.raises(c.ContainerdError, match="cannot list containerd images"):
         c.import_archives(lambda argv: (1, "", "connection refused"), ARCHIVES)
-

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Cluster lock logic against a FAKE in-memory etcd gateway (leases, compare-and-swap txn).
-The real lock against a real 3-member etcd over TLS is exercised in molecule/etcd."""
+"""Cluster lease logic against a FAKE in-memory etcd gateway (leases, compare-and-swap txn).
+The real lease against a real 3-member etcd over TLS is exercised in molecule/etcd."""
 
 from __future__ import annotations
 
@@ -86,56 +86,56 @@ def clock_of(gw):
 
 
 def test_acquire_is_idempotent_for_the_same_holder(gw):
-    first = etcd.acquire_lock(gw, "cluster", "alice@ctl", ttl=60)
-    assert first["changed"] is True and gw.kv["/mooring/locks/cluster"][0] == "alice@ctl"
-    again = etcd.acquire_lock(gw, "cluster", "alice@ctl", ttl=60)
+    first = etcd.acquire_lease(gw, "cluster", "alice@ctl", ttl=60)
+    assert first["changed"] is True and gw.kv["/mooring/leases/cluster"][0] == "alice@ctl"
+    again = etcd.acquire_lease(gw, "cluster", "alice@ctl", ttl=60)
     assert again["changed"] is False and ("keepalive", first["lease"]) in gw.calls
 
 
 def test_second_holder_waits_then_fails_naming_the_holder(gw):
-    etcd.acquire_lock(gw, "cluster", "alice@ctl", ttl=600)
+    etcd.acquire_lease(gw, "cluster", "alice@ctl", ttl=600)
     sleep, clock = clock_of(gw)
-    with pytest.raises(etcd.LockHeldError, match="held by 'alice@ctl'; waited 30s") as info:
-        etcd.acquire_lock(gw, "cluster", "bob@ctl", ttl=600, timeout=30, poll=5, sleep=sleep, clock=clock)
+    with pytest.raises(etcd.LeaseHeldError, match="held by 'alice@ctl'; waited 30s") as info:
+        etcd.acquire_lease(gw, "cluster", "bob@ctl", ttl=600, timeout=30, poll=5, sleep=sleep, clock=clock)
     assert info.value.holder == "alice@ctl"
     assert gw.now >= 30
-    assert gw.kv["/mooring/locks/cluster"][0] == "alice@ctl"
+    assert gw.kv["/mooring/leases/cluster"][0] == "alice@ctl"
 
 
 def test_second_holder_gets_it_once_released_while_waiting(gw):
-    etcd.acquire_lock(gw, "cluster", "alice@ctl", ttl=600)
+    etcd.acquire_lease(gw, "cluster", "alice@ctl", ttl=600)
     sleep_calls = []
 
     def sleep(seconds):
         sleep_calls.append(seconds)
         gw.now += seconds
         if len(sleep_calls) == 2:
-            etcd.release_lock(gw, "cluster", "alice@ctl")
+            etcd.release_lease(gw, "cluster", "alice@ctl")
 
-    got = etcd.acquire_lock(gw, "cluster", "bob@ctl", ttl=600, timeout=60, poll=5, sleep=sleep, clock=lambda: gw.now)
+    got = etcd.acquire_lease(gw, "cluster", "bob@ctl", ttl=600, timeout=60, poll=5, sleep=sleep, clock=lambda: gw.now)
     assert got["changed"] is True and got["waited"] == 10
-    assert gw.kv["/mooring/locks/cluster"][0] == "bob@ctl"
+    assert gw.kv["/mooring/leases/cluster"][0] == "bob@ctl"
 
 
-def test_a_dead_holders_lock_expires_with_its_lease(gw):
-    etcd.acquire_lock(gw, "cluster", "alice@ctl", ttl=20)
+def test_a_dead_holders_lease_expires_with_its_ttl(gw):
+    etcd.acquire_lease(gw, "cluster", "alice@ctl", ttl=20)
     sleep, clock = clock_of(gw)
-    got = etcd.acquire_lock(gw, "cluster", "bob@ctl", ttl=20, timeout=60, poll=5, sleep=sleep, clock=clock)
+    got = etcd.acquire_lease(gw, "cluster", "bob@ctl", ttl=20, timeout=60, poll=5, sleep=sleep, clock=clock)
     assert got["changed"] is True and 20 <= got["waited"] <= 25
 
 
 def test_release_by_someone_else_is_refused_unless_forced(gw):
-    etcd.acquire_lock(gw, "cluster", "alice@ctl", ttl=60)
-    with pytest.raises(etcd.LockHeldError, match="held by 'alice@ctl', not by 'bob@ctl'"):
-        etcd.release_lock(gw, "cluster", "bob@ctl")
-    forced = etcd.release_lock(gw, "cluster", "bob@ctl", force=True, confirm="alice@ctl")
+    etcd.acquire_lease(gw, "cluster", "alice@ctl", ttl=60)
+    with pytest.raises(etcd.LeaseHeldError, match="held by 'alice@ctl', not by 'bob@ctl'"):
+        etcd.release_lease(gw, "cluster", "bob@ctl")
+    forced = etcd.release_lease(gw, "cluster", "bob@ctl", force=True, confirm="alice@ctl")
     assert forced == {"changed": True, "holder": "alice@ctl"}
     assert gw.kv == {} and gw.leases == {}
-    assert etcd.release_lock(gw, "cluster", "bob@ctl") == {"changed": False, "holder": None}
+    assert etcd.release_lease(gw, "cluster", "bob@ctl") == {"changed": False, "holder": None}
 
 
 def test_check_mode_takes_nothing(gw):
-    res = etcd.acquire_lock(gw, "cluster", "alice@ctl", check_mode=True)
+    res = etcd.acquire_lease(gw, "cluster", "alice@ctl", check_mode=True)
     assert res["changed"] is True and gw.kv == {} and gw.calls == []
 
 
@@ -144,14 +144,14 @@ def test_lost_race_revokes_its_lease(gw):
 
     def racing_txn(body):
         if not gw.kv:  # someone else gets in between our range and our txn
-            gw.kv["/mooring/locks/cluster"] = ("carol@ctl", "1")
+            gw.kv["/mooring/leases/cluster"] = ("carol@ctl", "1")
             gw.leases["1"] = gw.now + 1000
         return real_txn(body)
 
     gw.txn = racing_txn
     sleep, clock = clock_of(gw)
-    with pytest.raises(etcd.LockHeldError, match="carol@ctl"):
-        etcd.acquire_lock(gw, "cluster", "bob@ctl", timeout=0, sleep=sleep, clock=clock)
+    with pytest.raises(etcd.LeaseHeldError, match="carol@ctl"):
+        etcd.acquire_lease(gw, "cluster", "bob@ctl", timeout=0, sleep=sleep, clock=clock)
     granted = [c for c in gw.calls if c[0] == "grant"]
     assert len(granted) == 1 and ("revoke", "101") in gw.calls
 
@@ -159,13 +159,13 @@ def test_lost_race_revokes_its_lease(gw):
 @pytest.mark.parametrize("kwargs,message", [
     ({"holder": ""}, "holder: give an identifier"),
     ({"holder": "a", "ttl": 2}, "ttl: 2 is too short"),
-    ({"holder": "a", "name": "a/b"}, "is not a lock name"),
+    ({"holder": "a", "name": "a/b"}, "is not a lease name"),
 ])
 def test_bad_input(gw, kwargs, message):
     args = {"name": "cluster"}
     args.update(kwargs)
     with pytest.raises(etcd.EtcdError, match=message):
-        etcd.acquire_lock(gw, **args)
+        etcd.acquire_lease(gw, **args)
 
 
 def test_gateway_client_refuses_plain_http():
@@ -173,12 +173,12 @@ def test_gateway_client_refuses_plain_http():
         etcd.GatewayClient(["http://127.0.0.1:2379"], "/nonexistent", "/nonexistent", "/nonexistent")
 
 
-def test_breaking_another_runs_lock_needs_its_exact_holder(gw):
-    etcd.acquire_lock(gw, "cluster", "ci@ctl run 10-a", ttl=60)
-    with pytest.raises(etcd.LockHeldError, match="confirm that exact holder"):
-        etcd.release_lock(gw, "cluster", "ops@ctl run 11-b", force=True, confirm="ci@ctl")
-    assert gw.kv["/mooring/locks/cluster"][0] == "ci@ctl run 10-a"
-    got = etcd.release_lock(gw, "cluster", "ops@ctl run 11-b", force=True, confirm="ci@ctl run 10-a")
+def test_breaking_another_runs_lease_needs_its_exact_holder(gw):
+    etcd.acquire_lease(gw, "cluster", "ci@ctl run 10-a", ttl=60)
+    with pytest.raises(etcd.LeaseHeldError, match="confirm that exact holder"):
+        etcd.release_lease(gw, "cluster", "ops@ctl run 11-b", force=True, confirm="ci@ctl")
+    assert gw.kv["/mooring/leases/cluster"][0] == "ci@ctl run 10-a"
+    got = etcd.release_lease(gw, "cluster", "ops@ctl run 11-b", force=True, confirm="ci@ctl run 10-a")
     assert got == {"changed": True, "holder": "ci@ctl run 10-a"} and gw.kv == {}
 
 
@@ -188,10 +188,10 @@ def test_two_runs_with_the_same_settings_are_different_holders(gw):
     second = etcd.run_holder("root", "ctl", 4343, 987699)
     assert first == "root@ctl run 4242-f1206" and first != second
     assert etcd.run_holder("root", "ctl", 1, 255, label="awx job 7") == "awx job 7 (root@ctl run 1-ff)"
-    etcd.acquire_lock(gw, "cluster", first, ttl=60)
+    etcd.acquire_lease(gw, "cluster", first, ttl=60)
     sleep, clock = clock_of(gw)
-    with pytest.raises(etcd.LockHeldError, match="held by 'root@ctl run 4242-f1206'"):
-        etcd.acquire_lock(gw, "cluster", second, ttl=60, timeout=10, poll=5, sleep=sleep, clock=clock)
+    with pytest.raises(etcd.LeaseHeldError, match="held by 'root@ctl run 4242-f1206'"):
+        etcd.acquire_lease(gw, "cluster", second, ttl=60, timeout=10, poll=5, sleep=sleep, clock=clock)
 
 
 def test_process_started_reads_field_22_past_a_name_with_spaces():
@@ -204,9 +204,9 @@ def test_process_started_reads_field_22_past_a_name_with_spaces():
     assert etcd.process_started(4242, read=missing) is None
 
 
-def test_the_keeper_renews_while_the_run_lives_and_gives_the_lock_back_when_it_ends(gw):
+def test_the_keeper_renews_while_the_run_lives_and_gives_the_lease_back_when_it_ends(gw):
     holder = "root@ctl run 1-1"
-    lease = etcd.acquire_lock(gw, "cluster", holder, ttl=30)["lease"]
+    lease = etcd.acquire_lease(gw, "cluster", holder, ttl=30)["lease"]
     sleep, clock = clock_of(gw)
     life = {"left": 100}
 
@@ -214,16 +214,16 @@ def test_the_keeper_renews_while_the_run_lives_and_gives_the_lock_back_when_it_e
         life["left"] -= 1
         return life["left"] > 0
 
-    why = etcd.keep_lock(gw, "cluster", holder, lease, alive, ttl=30, sleep=sleep, clock=clock)
+    why = etcd.keep_lease(gw, "cluster", holder, lease, alive, ttl=30, sleep=sleep, clock=clock)
     assert why == "run ended"
     assert gw.now >= 99  # three times the TTL: the lease only lived because it was renewed
     assert sum(1 for c in gw.calls if c[0] == "keepalive") >= 9
     assert gw.kv == {}  # given back at once, not left to expire
 
 
-def test_the_keeper_stops_when_the_run_released_the_lock(gw):
+def test_the_keeper_stops_when_the_run_released_the_lease(gw):
     holder = "root@ctl run 1-1"
-    lease = etcd.acquire_lock(gw, "cluster", holder, ttl=30)["lease"]
-    etcd.release_lock(gw, "cluster", holder)
+    lease = etcd.acquire_lease(gw, "cluster", holder, ttl=30)["lease"]
+    etcd.release_lease(gw, "cluster", holder)
     sleep, clock = clock_of(gw)
-    assert etcd.keep_lock(gw, "cluster", holder, lease, lambda: True, ttl=30, sleep=sleep, clock=clock) == "not held"
+    assert etcd.keep_lease(gw, "cluster", holder, lease, lambda: True, ttl=30, sleep=sleep, clock=clock) == "not held"

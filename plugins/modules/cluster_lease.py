@@ -6,21 +6,24 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: cluster_lock
-short_description: Acquire, release, show or break a named cluster lock held in etcd
+module: cluster_lease
+short_description: Acquire, release, show or break a named cluster lease held in etcd
 version_added: 0.1.0
 description:
-  - The lock is the key C(<prefix><name>) holding the holder id, bound to an etcd lease with a TTL, taken with one
-    compare-and-swap transaction through etcd's v3 gRPC-JSON gateway over mutual TLS. Runs on the controller.
+  - The cluster lease makes sure only one run changes the cluster at a time. It is the key C(<prefix><name>)
+    holding the holder id, bound to an etcd lease with a TTL, taken with one compare-and-swap transaction
+    through etcd's v3 gRPC-JSON gateway over mutual TLS. Runs on the controller.
   - The holder names one run (O(per_run)) - C(USER@CONTROLLER run PID-START), where PID and START identify the
-    controller's C(ansible-playbook) process - so every task of that run re-enters the lock and any other run,
+    controller's C(ansible-playbook) process - so every task of that run re-enters the lease and any other run,
     even by the same user on the same controller with the same settings, waits up to O(timeout) seconds and is
     refused, naming the holder.
-  - A newly taken lock gets a keeper, a detached process on the controller that keeps the lease alive while that
-    C(ansible-playbook) process lives and gives the lock back as soon as it ends - released or not, failed or
-    killed. Only a dead controller leaves the lock to its lease, which then expires within O(ttl) seconds.
+  - A newly taken lease gets a keeper, a detached process on the controller that keeps it alive while that
+    C(ansible-playbook) process lives and gives it back as soon as it ends - released or not, failed or
+    killed. Only a dead controller leaves the lease to its TTL, which then expires within O(ttl) seconds.
   - O(state=query) shows the holder and the seconds its lease has left; O(state=released) with O(force) breaks
-    another run's lock, only when O(confirm) repeats that exact holder.
+    another run's lease, only when O(confirm) repeats that exact holder.
+  - Formerly C(mooring.cluster.cluster_lock) (that name still works, deprecated, until 2.0.0); its key prefix
+    was C(/mooring/locks/).
 author:
   - Mooring maintainers (@mooring)
 attributes:
@@ -43,18 +46,18 @@ extends_documentation_fragment:
   - mooring.cluster.attributes
 options:
   name:
-    description: Lock name (no C(/)).
+    description: Lease name (no C(/)).
     type: str
     default: cluster
   holder:
     description:
-      - A label for who takes the lock (for example an AWX job name). With O(per_run) the lock is held as
+      - A label for who takes the lease (for example an AWX job name). With O(per_run) the lease is held as
         C(USER@CONTROLLER run PID-START), prefixed by the label when given, as in
         C(LABEL (USER@CONTROLLER run PID-START)).
     type: str
     default: ""
   per_run:
-    description: Add the run id to the holder. Without it, two runs with the same holder share the lock.
+    description: Add the run id to the holder. Without it, two runs with the same holder share the lease.
     type: bool
     default: true
   state:
@@ -67,7 +70,7 @@ options:
     type: int
     default: 60
   timeout:
-    description: Seconds to wait for another holder to release the lock before failing.
+    description: Seconds to wait for another holder to release the lease before failing.
     type: int
     default: 0
   poll:
@@ -75,20 +78,20 @@ options:
     type: int
     default: 2
   force:
-    description: With O(state=released), release the lock even when another run holds it (needs O(confirm)).
+    description: With O(state=released), release the lease even when another run holds it (needs O(confirm)).
     type: bool
     default: false
   confirm:
     description: With O(force), the exact holder being broken (as O(state=query) shows it).
     type: str
   keep_alive:
-    description: Start the keeper for a newly taken lock.
+    description: Start the keeper for a newly taken lease.
     type: bool
     default: true
   prefix:
-    description: Key prefix of the locks.
+    description: Key prefix of the cluster leases.
     type: str
-    default: /mooring/locks/
+    default: /mooring/leases/
   endpoints:
     description: etcd client URLs (C(https://) only).
     type: list
@@ -109,8 +112,8 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Take the cluster lock for this run (kept alive while the run lives, given back when it ends)
-  mooring.cluster.cluster_lock:
+- name: Take the cluster lease for this run (kept alive while the run lives, given back when it ends)
+  mooring.cluster.cluster_lease:
     timeout: 300
     endpoints: [https://10.0.0.21:2379]
     cacert: pki/etcd/ca.crt
@@ -119,20 +122,20 @@ EXAMPLES = r"""
   run_once: true
 
 - name: Who holds it?
-  mooring.cluster.cluster_lock:
+  mooring.cluster.cluster_lease:
     state: query
     endpoints: [https://10.0.0.21:2379]
     cacert: pki/etcd/ca.crt
     cert: pki/etcd/healthcheck-client.crt
     key: pki/etcd/healthcheck-client.key
   run_once: true
-  register: lock
+  register: lease
 
-- name: Break a dead run's lock, naming it
-  mooring.cluster.cluster_lock:
+- name: Break a dead run's lease, naming it
+  mooring.cluster.cluster_lease:
     state: released
     force: true
-    confirm: "{{ lock.holder }}"
+    confirm: "{{ lease.holder }}"
     endpoints: [https://10.0.0.21:2379]
     cacert: pki/etcd/ca.crt
     cert: pki/etcd/healthcheck-client.crt
@@ -143,7 +146,7 @@ EXAMPLES = r"""
 RETURN = r"""
 holder:
   description:
-    - Holder of the lock after the call (acquired, query), or the holder it was released from (null when it was free).
+    - Holder of the lease after the call (acquired, query), or the holder it was released from (null when it was free).
   returned: always
   type: str
 run_holder:
@@ -151,7 +154,7 @@ run_holder:
   returned: always
   type: str
 lease:
-  description: etcd lease id bound to the lock (not in check mode).
+  description: etcd lease id bound to the cluster lease's key (not in check mode).
   returned: when O(state=acquired) or O(state=query)
   type: str
 ttl:
@@ -159,7 +162,7 @@ ttl:
   returned: when O(state=query)
   type: int
 waited:
-  description: Seconds spent waiting for the lock.
+  description: Seconds spent waiting for the lease.
   returned: when O(state=acquired)
   type: float
 """

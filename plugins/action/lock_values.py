@@ -1,0 +1,17 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for mooring.cluster.lock_values: the values the playbooks take from the lock, on the controller."""
+
+from __future__ import annotations
+
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import load_lock
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.values import lock_values
+from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
+
+
+class ActionModule(MooringAction):
+    """Read the lock (digest checked), return :func:`lock_values`; changes nothing, so check mode runs it too."""
+
+    def act(self, args, task_vars):
+        return lock_values(load_lock(args["path"]), control_plane_address=args["control_plane_address"],
+                           groups=args["groups"], arch=args["arch"], where=args["path"])

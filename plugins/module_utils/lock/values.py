@@ -1,0 +1,155 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: the values the playbooks take from a lock, decided in one place.
+
+:func:`lock_values` turns a loaded lock (``load_lock``) into plain values: the Kubernetes version,
+image refs and options, the API endpoint, the etcd topology, the cluster name, the add-ons, the
+kubeadm boundary and, given the inventory's groups, what the install does on each host. The
+playbooks pass these to the roles as data (action ``mooring.cluster.lock_values``) instead of
+reading the lock's shape in Jinja. Plain data in, plain data out; a malformed lock raises
+:class:`LockError` with one line naming the field.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import boundary, install_plan
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import KubeadmError, parse_version
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import LockError
+
+API_PORT = 6443
+DEFAULT_CLUSTER_NAME = "kubernetes"
+DEFAULT_ETCD_TOPOLOGY = "external"
+ETCD_TOPOLOGIES = ("external", "stacked")
+DEFAULT_ARCH = "amd64"
+
+
+class LockValuesError(MooringError):
+    """The inventory data given with the lock cannot be planned (the lock itself raises :class:`LockError`)."""
+
+
+def _mapping(value, field, where):
+    if not isinstance(value, dict):
+        raise LockError("%s: %s is not a mapping" % (where, field))
+    return value
+
+
+def _string(value, field, where):
+    if not isinstance(value, str) or not value:
+        raise LockError("%s: %s is not a non-empty string (%r)" % (where, field, value))
+    return value
+
+
+def _check_addons(addons, where):
+    """Every add-on a mapping, its artifacts and images lists of mappings (the boundary and the plans read them)."""
+    for name in sorted(addons):
+        addon = _mapping(addons[name], "addons.%s" % name, where)
+        for key in ("artifacts", "images"):
+            items = addon.get(key)
+            if items is None:
+                continue
+            if not isinstance(items, list):
+                raise LockError("%s: addons.%s.%s is not a list" % (where, name, key))
+            for index, item in enumerate(items):
+                _mapping(item, "addons.%s.%s[%d]" % (name, key, index), where)
+
+
+def _kubernetes(addons, where):
+    if "kubernetes" not in addons:
+        raise LockError("%s: addons.kubernetes is missing" % where)
+    k8s = _mapping(addons["kubernetes"], "addons.kubernetes", where)
+    for key in ("version", "options", "images"):
+        if key not in k8s:
+            raise LockError("%s: addons.kubernetes.%s is missing" % (where, key))
+    version = _string(k8s["version"], "addons.kubernetes.version", where)
+    try:
+        parse_version(version, "addons.kubernetes.version")
+    except KubeadmError as exc:
+        raise LockError("%s: %s" % (where, exc)) from None
+    options = _mapping(k8s["options"], "addons.kubernetes.options", where)
+    if not isinstance(k8s["images"], list):
+        raise LockError("%s: addons.kubernetes.images is not a list" % where)
+    refs = []
+    for index, image in enumerate(k8s["images"]):
+        field = "addons.kubernetes.images[%d]" % index
+        if "ref" not in _mapping(image, field, where):
+            raise LockError("%s: %s.ref is missing" % (where, field))
+        refs.append(_string(image["ref"], field + ".ref", where))
+    return version, options, refs
+
+
+def _etcd_topology(addons, where):
+    """The etcd add-on's topology; ``external`` when the lock has no etcd add-on or no topology."""
+    if "etcd" not in addons:
+        return DEFAULT_ETCD_TOPOLOGY
+    etcd = _mapping(addons["etcd"], "addons.etcd", where)
+    if "options" not in etcd:
+        return DEFAULT_ETCD_TOPOLOGY
+    options = _mapping(etcd["options"], "addons.etcd.options", where)
+    topology = options.get("topology", DEFAULT_ETCD_TOPOLOGY)
+    if topology not in ETCD_TOPOLOGIES:
+        raise LockError("%s: addons.etcd.options.topology: %r is not %s" % (where, topology, " or ".join(ETCD_TOPOLOGIES)))
+    return topology
+
+
+def _api_endpoint(options, control_plane_address, where):
+    """The lock's ``controlPlaneEndpoint``, else the first control-plane host's address on port 6443
+    (``None`` when the lock has none and no address is given)."""
+    if "controlPlaneEndpoint" in options:
+        return _string(options["controlPlaneEndpoint"], "addons.kubernetes.options.controlPlaneEndpoint", where)
+    if control_plane_address is None:
+        return None
+    return "%s:%d" % (control_plane_address, API_PORT)
+
+
+def _plans(lock, groups, arch):
+    """What the install does on each host of the inventory, from the lock alone: ``{host: [line, ...]}``.
+
+    ``groups`` is the inventory's ``groups`` mapping (group -> hosts); the first host of
+    ``control_plane`` runs ``kubeadm init``."""
+    groups = dict(groups or {})
+    for name, members in groups.items():
+        if not isinstance(members, (list, tuple)):
+            raise LockValuesError("groups.%s: not a list of host names" % name)
+    if "control_plane" in groups and not groups["control_plane"]:
+        raise LockValuesError("groups: control_plane is empty; its first host runs kubeadm init")
+    first = (groups.get("control_plane") or [None])[0]
+    hosts = dict.fromkeys(host for members in groups.values() for host in members)
+    return {host: install_plan(lock, sorted(g for g, members in groups.items() if g != "all" and host in members),
+                               arch, first_control_plane=host == first)
+            for host in hosts}
+
+
+def lock_values(lock, control_plane_address=None, groups=None, arch=DEFAULT_ARCH, where="lock"):
+    """Every value the playbooks take from ``lock`` (a loaded, digest-checked lock).
+
+    ``control_plane_address``: the first control-plane host's address, for the API endpoint when
+    the lock sets no ``controlPlaneEndpoint``. ``groups``: the inventory's groups mapping, for the
+    per-host install plans. ``where`` names the lock in error messages."""
+    _mapping(lock, "the lock", where)
+    if "addons" not in lock:
+        raise LockError("%s: addons is missing" % where)
+    addons = _mapping(lock["addons"], "addons", where)
+    if "digest" not in lock:
+        raise LockError("%s: digest is missing" % where)
+    digest = _string(lock["digest"], "digest", where)
+    _check_addons(addons, where)
+    version, options, refs = _kubernetes(addons, where)
+    cluster_name = options.get("clusterName", DEFAULT_CLUSTER_NAME)
+    _string(cluster_name, "addons.kubernetes.options.clusterName", where)
+    edge = boundary(lock, arch)
+    missing = edge["artifacts"] + edge["images"]
+    return {
+        "digest": digest,
+        "kubernetes_version": version,
+        "kubernetes_images": refs,
+        "kubernetes_options": options,
+        "cluster_name": cluster_name,
+        "api_endpoint": _api_endpoint(options, control_plane_address, where),
+        "etcd_topology": _etcd_topology(addons, where),
+        "addons": addons,
+        "boundary": edge,
+        "boundary_missing": missing,
+        "kubeadm_ready": not missing,
+        "plans": _plans(lock, groups, arch),
+    }

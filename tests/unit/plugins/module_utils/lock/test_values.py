@@ -1,0 +1,301 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The values the playbooks take from a lock (lock_values), and the action that returns them."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import yaml
+
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import layout
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import (
+    LockError,
+    build_lock,
+    dump_lock,
+    load_lock,
+    lock_digest,
+)
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.values import LockValuesError, lock_values
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import parse_installer
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
+BIN = os.path.dirname(sys.executable)
+CATALOG = load_catalog()
+SPEC = {
+    "kubernetes": {"version": "1.35.x", "podCIDR": "10.32.0.0/16", "serviceCIDR": "10.96.0.0/16"},
+    "etcd": {"version": "3.6.x", "topology": "external"},
+    "containerd": {"version": "2.1.x"},
+    "calico": {"version": "latest"},
+    "metricsServer": {"version": "latest"},
+}
+GROUPS = {
+    "all": ["cp1", "cp2", "w1", "e1", "x1"],
+    "ungrouped": ["x1"],
+    "control_plane": ["cp1", "cp2"],
+    "etcd": ["cp1", "e1"],
+    "workers": ["w1"],
+}
+
+
+def _lock(spec=None, architectures=("amd64",)):
+    document = {"apiVersion": "cluster.mooring.io/v1beta1", "kind": "Installer", "metadata": {"name": "t"},
+                "spec": spec or SPEC}
+    return build_lock(parse_installer(document), CATALOG, architectures)
+
+
+@pytest.fixture(scope="module")
+def lock():
+    return _lock()
+
+
+# ------------------------------------------------------------------------------------------ fields
+def test_every_field_of_a_real_catalog_lock(lock):
+    values = lock_values(lock, control_plane_address="10.0.0.11")
+    k8s = lock["addons"]["kubernetes"]
+    assert values["digest"] == lock["digest"] == lock_digest(lock)
+    assert values["kubernetes_version"] == k8s["version"] == "1.35.8"
+    assert values["kubernetes_images"] == [image["ref"] for image in k8s["images"]]
+    assert "registry.k8s.io/kube-apiserver:v1.35.8" in values["kubernetes_images"]
+    assert values["kubernetes_options"] == k8s["options"] == {
+        "podCIDR": "10.32.0.0/16", "serviceCIDR": "10.96.0.0/16", "clusterDomain": "cluster.local", "clusterName": "kubernetes"}
+    assert values["cluster_name"] == "kubernetes"
+    assert values["api_endpoint"] == "10.0.0.11:6443"
+    assert values["etcd_topology"] == "external"
+    assert values["addons"] == lock["addons"]
+    assert values["boundary"] == {"artifacts": [], "images": []}
+    assert values["boundary_missing"] == []
+    assert values["kubeadm_ready"] is True
+    assert values["plans"] == {}
+    assert sorted(values) == sorted(["digest", "kubernetes_version", "kubernetes_images", "kubernetes_options",
+                                     "cluster_name", "api_endpoint", "etcd_topology", "addons", "boundary",
+                                     "boundary_missing", "kubeadm_ready", "plans"])
+    assert json.loads(json.dumps(values)) == values  # plain data
+
+
+def test_endpoint_name_and_topology_from_the_lock():
+    spec = dict(SPEC, kubernetes=dict(SPEC["kubernetes"], controlPlaneEndpoint="api.example.test:6443", clusterName="prod-1"),
+                etcd={"version": "3.6.x", "topology": "stacked"})
+    values = lock_values(_lock(spec), control_plane_address="10.0.0.11")
+    assert values["api_endpoint"] == "api.example.test:6443"  # the lock's wins over the address
+    assert values["cluster_name"] == "prod-1"
+    assert values["etcd_topology"] == "stacked"
+    assert values["kubernetes_options"]["controlPlaneEndpoint"] == "api.example.test:6443"
+
+
+def test_api_endpoint_without_the_lock_s_nor_an_address_is_none(lock):
+    assert lock_values(lock)["api_endpoint"] is None
+    assert lock_values(lock, control_plane_address="cp1.example.test")["api_endpoint"] == "cp1.example.test:6443"
+
+
+def test_etcd_topology_defaults_to_external():
+    spec = {k: v for k, v in SPEC.items() if k != "etcd"}
+    lock = _lock(spec)
+    assert "etcd" not in lock["addons"]
+    assert lock_values(lock)["etcd_topology"] == "external"
+    lock = _lock()
+    del lock["addons"]["etcd"]["options"]
+    assert lock_values(lock)["etcd_topology"] == "external"
+    lock["addons"]["etcd"]["options"] = {}
+    assert lock_values(lock)["etcd_topology"] == "external"
+
+
+def test_cluster_name_defaults_to_kubernetes(lock):
+    lock = copy.deepcopy(lock)
+    del lock["addons"]["kubernetes"]["options"]["clusterName"]
+    assert lock_values(lock)["cluster_name"] == "kubernetes"
+
+
+def test_boundary_names_what_kubeadm_lacks(lock):
+    lock = copy.deepcopy(lock)
+    k8s = lock["addons"]["kubernetes"]
+    k8s["artifacts"] = [a for a in k8s["artifacts"] if a["name"] in ("cni-plugins", "kubectl")]
+    k8s["images"] = [i for i in k8s["images"] if "pause" in i["ref"]]
+    values = lock_values(lock)
+    assert values["boundary"] == layout.boundary(lock) == {
+        "artifacts": ["kubeadm", "kubelet", "crictl"], "images": ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]}
+    assert values["boundary_missing"] == ["kubeadm", "kubelet", "crictl", "kube-apiserver", "kube-controller-manager",
+                                          "kube-scheduler"]
+    assert values["kubeadm_ready"] is False
+
+
+def test_boundary_is_per_architecture():
+    lock = _lock(architectures=("arm64",))
+    assert lock_values(lock, arch="arm64")["kubeadm_ready"] is True
+    values = lock_values(lock)  # amd64: the lock has no amd64 artifacts
+    assert values["boundary"] == {"artifacts": ["kubeadm", "kubelet", "crictl", "cni-plugins"], "images": []}
+    assert values["kubeadm_ready"] is False
+
+
+def test_plans_per_host_as_the_install_plan_filter(lock):
+    plans = lock_values(lock, groups=GROUPS)["plans"]
+    assert sorted(plans) == ["cp1", "cp2", "e1", "w1", "x1"]
+    assert plans["cp1"] == layout.install_plan(lock, ["control_plane", "etcd"], first_control_plane=True)
+    assert plans["cp1"][-1] == "kubeadm init"
+    assert plans["cp2"] == layout.install_plan(lock, ["control_plane"])
+    assert plans["cp2"][-1] == "kubeadm join --control-plane"
+    assert plans["w1"][-1] == "kubeadm join"
+    assert plans["e1"] == layout.install_plan(lock, ["etcd"])
+    assert plans["e1"][-1].startswith("etcd 3.6.")
+    assert plans["x1"] == layout.install_plan(lock, ["ungrouped"])
+    assert not any("kubeadm" in line for line in plans["x1"])
+
+
+def test_plans_without_a_control_plane_group_init_nowhere(lock):
+    plans = lock_values(lock, groups={"all": ["w1"], "workers": ["w1"]})["plans"]
+    assert plans == {"w1": layout.install_plan(lock, ["workers"])}
+
+
+@pytest.mark.parametrize("groups, message", [
+    ({"all": ["w1"], "control_plane": [], "workers": ["w1"]}, "groups: control_plane is empty"),
+    ({"all": "w1"}, "groups.all: not a list of host names"),
+])
+def test_plans_refuse_bad_groups(lock, groups, message):
+    with pytest.raises(LockValuesError, match=message):
+        lock_values(lock, groups=groups)
+
+
+def test_the_lock_is_not_changed(lock):
+    before = copy.deepcopy(lock)
+    values = lock_values(lock, control_plane_address="10.0.0.11", groups=GROUPS)
+    assert lock == before
+    assert values["kubernetes_options"] == before["addons"]["kubernetes"]["options"]
+
+
+# ------------------------------------------------------------------------------------ malformed
+def _set(path, value):
+    def change(lock):
+        *parents, last = path
+        node = lock
+        for key in parents:
+            node = node[key]
+        node[last] = value
+    return change
+
+
+def _delete(path):
+    def change(lock):
+        *parents, last = path
+        node = lock
+        for key in parents:
+            node = node[key]
+        del node[last]
+    return change
+
+
+K8S = ("addons", "kubernetes")
+
+
+@pytest.mark.parametrize("change, message", [
+    (_delete(("addons",)), "addons is missing"),
+    (_set(("addons",), []), "addons is not a mapping"),
+    (_delete(("digest",)), "digest is missing"),
+    (_set(("digest",), ""), "digest is not a non-empty string"),
+    (_delete(K8S), "addons.kubernetes is missing"),
+    (_set(K8S, "1.35.8"), "addons.kubernetes is not a mapping"),
+    (_delete(K8S + ("version",)), "addons.kubernetes.version is missing"),
+    (_set(K8S + ("version",), 1.35), "addons.kubernetes.version is not a non-empty string"),
+    (_set(K8S + ("version",), "latest"), "addons.kubernetes.version: 'latest' is not a Kubernetes version"),
+    (_delete(K8S + ("options",)), "addons.kubernetes.options is missing"),
+    (_set(K8S + ("options",), None), "addons.kubernetes.options is not a mapping"),
+    (_delete(K8S + ("images",)), "addons.kubernetes.images is missing"),
+    (_set(K8S + ("images",), None), "addons.kubernetes.images is not a list"),
+    (_set(K8S + ("images",), "registry.k8s.io/pause:3.10.1"), "addons.kubernetes.images is not a list"),
+    (_set(K8S + ("images",), ["registry.k8s.io/pause:3.10.1"]), r"addons.kubernetes.images\[0\] is not a mapping"),
+    (_set(K8S + ("images",), [{"digest": None}]), r"addons.kubernetes.images\[0\].ref is missing"),
+    (_set(K8S + ("images",), [{"ref": None}]), r"addons.kubernetes.images\[0\].ref is not a non-empty string"),
+    (_set(K8S + ("options", "controlPlaneEndpoint"), ""),
+     "addons.kubernetes.options.controlPlaneEndpoint is not a non-empty string"),
+    (_set(K8S + ("options", "clusterName"), None), "addons.kubernetes.options.clusterName is not a non-empty string"),
+    (_set(("addons", "etcd"), None), "addons.etcd is not a mapping"),
+    (_set(("addons", "etcd", "options"), "stacked"), "addons.etcd.options is not a mapping"),
+    (_set(("addons", "etcd", "options", "topology"), "hybrid"), "addons.etcd.options.topology: 'hybrid' is not external or stacked"),
+    (_set(("addons", "calico", "artifacts"), {}), "addons.calico.artifacts is not a list"),
+    (_set(("addons", "calico", "artifacts"), ["calico.yaml"]), r"addons.calico.artifacts\[0\] is not a mapping"),
+    (_set(K8S + ("artifacts",), [None]), r"addons.kubernetes.artifacts\[0\] is not a mapping"),
+], ids=lambda value: value if isinstance(value, str) else None)
+def test_a_malformed_lock_is_refused_naming_the_field(lock, change, message):
+    lock = copy.deepcopy(lock)
+    change(lock)
+    with pytest.raises(LockError, match="^installer.lock.yaml: " + message) as info:
+        lock_values(lock, control_plane_address="10.0.0.11", groups=GROUPS, where="installer.lock.yaml")
+    assert isinstance(info.value, MooringError)
+    assert "\n" not in str(info.value)
+    assert len(info.value.problems) == 1
+
+
+@pytest.mark.parametrize("value", [None, [], "kind: InstallerLock"])
+def test_not_a_lock(value):
+    with pytest.raises(LockError, match="^lock: the lock is not a mapping$"):
+        lock_values(value)
+
+
+# -------------------------------------------------------------------------------------- action
+def test_the_stub_documents_every_returned_key(lock):
+    path = os.path.join(ROOT, "plugins", "modules", "lock_values.py")
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read(), path)
+    text = next(node.value.value for node in tree.body
+                if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "RETURN")
+    assert sorted(yaml.safe_load(text)) == sorted(lock_values(lock))
+
+
+PLAY = """
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: The values of the lock
+      mooring.cluster.lock_values:
+        path: "{{ lock }}"
+        control_plane_address: 10.0.0.11
+        groups: {all: [cp1, w1], control_plane: [cp1], workers: [w1]}
+      register: values
+    - name: The same in check mode
+      mooring.cluster.lock_values:
+        path: "{{ lock }}"
+      check_mode: true
+      register: checked
+    - name: A tampered lock
+      mooring.cluster.lock_values:
+        path: "{{ tampered }}"
+      register: tampered_result
+      ignore_errors: true
+    - name: Write what the action returned
+      ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ {'values': values, 'checked': checked, 'tampered': tampered_result} | to_json }}"
+        mode: "0600"
+"""
+
+
+@pytest.mark.slow
+def test_the_action_returns_what_lock_values_returns(tmp_path, lock):
+    path = tmp_path / "installer.lock.yaml"
+    path.write_text(dump_lock(lock))
+    tampered = tmp_path / "tampered.lock.yaml"
+    tampered.write_text(dump_lock(lock).replace("10.32.0.0/16", "10.33.0.0/16"))
+    (tmp_path / "play.yml").write_text(textwrap.dedent(PLAY))
+    run = subprocess.run(
+        [os.path.join(BIN, "ansible-playbook"), str(tmp_path / "play.yml"), "-e", "lock=%s" % path,
+         "-e", "tampered=%s" % tampered, "-e", "out=%s" % (tmp_path / "out.json")],
+        capture_output=True, text=True, cwd=ROOT, check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    out = json.loads((tmp_path / "out.json").read_text())
+    expected = lock_values(load_lock(str(path)), control_plane_address="10.0.0.11",
+                           groups={"all": ["cp1", "w1"], "control_plane": ["cp1"], "workers": ["w1"]})
+    assert {k: out["values"][k] for k in expected} == expected
+    assert out["values"]["changed"] is False
+    assert {k: out["checked"][k] for k in expected} == lock_values(load_lock(str(path)))
+    assert out["checked"]["changed"] is False
+    assert out["tampered"]["failed"] is True
+    assert "digest mismatch" in out["tampered"]["msg"] and "\n" not in out["tampered"]["msg"]
