@@ -9,8 +9,8 @@ from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import boundary, install_plan
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog, resolve_versions
-from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import hash_installer, parse_installer
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import resolved_versions
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import hash_installer
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import kurl_hash
 
 
@@ -35,10 +35,7 @@ def installer_hash(value):
 def resolve_versions_filter(value, catalog_overlay=None):
     """Resolved version per add-on for an installer document."""
     try:
-        installer = parse_installer(_document(value))
-        installer.require_supported()
-        catalog = load_catalog(None, catalog_overlay or [])
-        return resolve_versions(catalog, installer.requested_versions())
+        return resolved_versions(_document(value), None, catalog_overlay or [])
     except MooringError as exc:
         raise AnsibleFilterError(to_native(exc)) from exc
 

@@ -22,11 +22,11 @@ options:
   src:
     description:
       - Path of the installer YAML on the controller. Relative paths are looked up like other files.
-      - Mutually exclusive with O(definition).
+      - Mutually exclusive with O(definition); one of the two is required.
     type: path
   definition:
     description:
-      - The installer document as a mapping. Mutually exclusive with O(src).
+      - The installer document as a mapping. Mutually exclusive with O(src); one of the two is required.
     type: dict
   lock:
     description:

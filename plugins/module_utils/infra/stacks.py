@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 import os
 import re
 import stat
@@ -41,6 +40,7 @@ except ImportError as _exc:  # pragma: no cover - PyYAML comes with ansible-core
     HAS_YAML = False
     YAML_IMPORT_ERROR = _exc
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import canonical_json, sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_text_if_changed
 
@@ -69,14 +69,6 @@ class StackError(MooringError):
 
 
 # --------------------------------------------------------------------------- hashing
-def _file_digest(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 16), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def tree_entries(root):
     """``[(relative posix path, kind, digest)]`` for everything under ``root``, sorted.
 
@@ -97,12 +89,8 @@ def tree_entries(root):
             if stat.S_ISLNK(mode):
                 entries.append((rel, "link", hashlib.sha256(os.readlink(full).encode("utf-8")).hexdigest()))
             elif stat.S_ISREG(mode):
-                entries.append((rel, "file", _file_digest(full)))
+                entries.append((rel, "file", sha256_file(full)[0]))
     return sorted(entries)
-
-
-def canonical_json(value):
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def part_hash(root, spec_parts):
@@ -111,7 +99,7 @@ def part_hash(root, spec_parts):
     for rel, kind, digest in tree_entries(root):
         h.update(("%s\0%s\0%s\n" % (rel, kind, digest)).encode("utf-8"))
     h.update(b"spec\0")
-    h.update(canonical_json(spec_parts).encode("utf-8"))
+    h.update(canonical_json(spec_parts))
     return "sha256:" + h.hexdigest()
 
 
@@ -241,15 +229,12 @@ class Stack(object):
 
 
 def _load_installer(path):
-    from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import parse_installer
+    from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import read_installer
 
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        return read_installer(path=path)
     except FileNotFoundError:
         raise StackError("installer spec missing", ["%s is missing" % path]) from None
-    try:
-        return parse_installer(text)
     except MooringError as exc:
         raise StackError("the stack's installer spec is invalid", ["%s: %s" % (path, p) for p in exc.problems]) from None
 
@@ -308,7 +293,7 @@ def plan_versions(stack):
     due = bool(changed) or versions != current
     if not changed and versions != current:
         reasons.append("%s: metadata.yaml says %s but nothing changed since the last release (%s); it is put back"
-                       % (stack.name, canonical_json(current), canonical_json(versions)))
+                       % (stack.name, canonical_json(current).decode("utf-8"), canonical_json(versions).decode("utf-8")))
     if not due:
         reasons.append("%s: up to date at %s" % (stack.name, versions["clusterStack"]))
     return {"stack": stack, "due": due, "changed": changed, "versions": versions, "hashes": hashes,

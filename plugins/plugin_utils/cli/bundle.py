@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as backend
-from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import load_lock
+# The backends (ansible's urls, cryptography, the lock) are imported by the command that runs.
 
 
 def _progress(text):
@@ -17,6 +16,9 @@ def _progress(text):
 
 
 def _build(args):
+    from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as backend
+    from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import load_lock
+
     lock = load_lock(args.lock)
     result = backend.build_bundle(lock, args.output, key_path=args.key, cache_dir=args.cache_dir,
                                   addons=args.addon or None, distro=args.distro,
@@ -38,9 +40,11 @@ def _build(args):
 
 
 def _verify(args):
+    from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as backend
+    from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host
+
     pubkey = args.pubkey or backend.public_key_path(backend.default_key_path())
-    summary = backend.verify_bundle(args.file, backend.read_public_key(pubkey),
-                                    progress=None if args.quiet else _progress)
+    summary = host.verify_bundle(args.file, host.read_public_key(pubkey), progress=None if args.quiet else _progress)
     if args.json:
         sys.stdout.write(json.dumps(summary, indent=1, sort_keys=True) + "\n")
         return 0

@@ -8,8 +8,14 @@ import json
 import sys
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import CatalogError
-from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli.spec import add_catalog_options
+
+
+def load_catalog(catalog_dir, overlays):
+    """The catalog (PyYAML and packaging are imported only when a command reads it)."""
+    from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog as load
+
+    return load(catalog_dir, overlays)
 
 
 def _list(args):

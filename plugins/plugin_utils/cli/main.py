@@ -7,6 +7,11 @@ Each command group lives in ``<group>.py`` next to this file and exposes
 by that file name, so adding one touches no shared file. Domain errors
 (:class:`MooringError`) become one line per problem on stderr and exit code 1; usage
 errors exit 2.
+
+Start-up pays only for the command that runs: when the first argument names a group, only
+that group's module is imported (all of them only for the top-level help and usage errors),
+and a group module imports its backend inside the command functions, never at its top
+(tests/unit/plugins/plugin_utils/cli/test_cli_imports.py holds both).
 """
 
 from __future__ import annotations
@@ -28,20 +33,28 @@ def groups():
     return sorted(names)
 
 
-def build_parser():
+def needed_groups(argv):
+    """The groups whose parsers ``argv`` needs: the one it names first, else every group."""
+    names = groups()
+    return argv[:1] if argv[:1] and argv[0] in names else names
+
+
+def build_parser(only=None):
+    """The parser with every group, or only the groups named in ``only``."""
     parser = argparse.ArgumentParser(
         prog="mooring",
         description="mooring.cluster: installer specs, catalog, bundles, PKI and more.",
     )
     sub = parser.add_subparsers(dest="group", metavar="GROUP")
     sub.required = True
-    for group in groups():
+    for group in groups() if only is None else only:
         importlib.import_module("%s.%s" % (_PACKAGE, group)).register(sub)
     return parser
 
 
 def main(argv=None):
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(needed_groups(argv))
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

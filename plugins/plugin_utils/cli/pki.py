@@ -13,21 +13,18 @@ from __future__ import annotations
 import json
 import sys
 
-try:
-    import yaml
-
-    HAS_YAML = True
-except ImportError:  # pragma: no cover - PyYAML comes with ansible-core
-    HAS_YAML = False
-
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import PKIError, ensure_pki, inspect_pki
+# The backend (cryptography) and PyYAML are imported by the command that runs.
 
 
 def _load_request(path):
     if not path:
         return {}
-    if not HAS_YAML:
-        raise PKIError("--config needs the Python library PyYAML")
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import PKIError
+
+    try:
+        import yaml
+    except ImportError:  # pragma: no cover - PyYAML comes with ansible-core
+        raise PKIError("--config needs the Python library PyYAML") from None
     try:
         with open(path) as f:
             data = yaml.safe_load(f)
@@ -43,6 +40,8 @@ def _load_request(path):
 
 
 def _generate(args):
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import ensure_pki
+
     request = _load_request(args.config)
     result = ensure_pki(args.dir, request, check_mode=args.check, force=args.force)
     if args.json:
@@ -65,6 +64,8 @@ def _generate(args):
 
 
 def _list(args):
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import inspect_pki
+
     entries = inspect_pki(args.dir)
     if args.json:
         sys.stdout.write(json.dumps(entries, indent=2, sort_keys=True) + "\n")

@@ -14,11 +14,17 @@ from __future__ import annotations
 import json
 import sys
 
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions import archive as solution
+
+def _backend():
+    """solutions/build.py (cryptography, pycdlib, jsonschema), imported by the command that runs;
+    it has build_archive, generate_key and (from solutions/validate.py) validate_archive."""
+    from ansible_collections.mooring.cluster.plugins.module_utils.solutions import build
+
+    return build
 
 
 def _build(args):
-    summary = solution.build_archive(args.source, args.output, key_path=args.key, fmt=args.format)
+    summary = _backend().build_archive(args.source, args.output, key_path=args.key, fmt=args.format)
     sys.stdout.write(
         "built %s: %s %s (%s, %d images, %s), sha256 %s\n"
         % (
@@ -35,8 +41,8 @@ def _build(args):
 
 
 def _validate(args):
-    summary = solution.validate_archive(args.archive, pubkey_path=args.pubkey,
-                                        require_signature=args.require_signature)
+    summary = _backend().validate_archive(args.archive, pubkey_path=args.pubkey,
+                                          require_signature=args.require_signature)
     for w in summary["warnings"]:
         sys.stderr.write("warning: %s\n" % w)
     if args.json:
@@ -61,7 +67,7 @@ def _validate(args):
 
 
 def _keygen(args):
-    solution.generate_key(args.private, args.public)
+    _backend().generate_key(args.private, args.public)
     sys.stdout.write("wrote %s (private, 0600) and %s (public)\n" % (args.private, args.public))
     return 0
 

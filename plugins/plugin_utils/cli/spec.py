@@ -7,26 +7,26 @@ from __future__ import annotations
 import sys
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import SpecError
-from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_text_if_changed
-from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
-from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import build_lock, dump_lock
-from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import hash_installer, parse_installer
+
+# The backends (jsonschema, PyYAML, the catalog) are imported by the command that runs, not here:
+# only the group that runs is imported, and ``mooring catalog`` imports this module for its options.
 
 
 def read_text(path):
     """The text of an installer file ('-' for stdin)."""
+    from ansible_collections.mooring.cluster.plugins.module_utils.lock import resolve
+
     try:
-        if path == "-":
-            return sys.stdin.read()
-        with open(path, "r", encoding="utf-8") as handle:
-            return handle.read()
+        return resolve.read_text(path)
     except OSError as exc:
         raise SpecError("cannot read %s: %s" % (path, exc.strerror)) from exc
 
 
 def read_installer(path):
     """Parse and validate an installer file ('-' for stdin)."""
-    return parse_installer(read_text(path))
+    from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import read_installer as parse
+
+    return parse(read_text(path))
 
 
 def _validate(args):
@@ -38,14 +38,19 @@ def _validate(args):
 
 
 def _hash(args):
+    from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import hash_installer
+
     sys.stdout.write(hash_installer(read_text(args.file))[0] + "\n")
     return 0
 
 
 def _resolve(args):
+    from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_text_if_changed
+    from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import dump_lock
+    from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import resolve
+
     installer = read_installer(args.file)
-    catalog = load_catalog(args.catalog, args.catalog_overlay)
-    text = dump_lock(build_lock(installer, catalog, args.arch or ("amd64",)))
+    text = dump_lock(resolve(installer, args.catalog, args.catalog_overlay, args.arch))
     if args.output in (None, "-"):
         sys.stdout.write(text)
         return 0

@@ -8,10 +8,13 @@ import os
 import sys
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks
+
+# The backend (infra/stacks.py, PyYAML, the catalog) is imported by the command that runs.
 
 
 def _version(args):
+    from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks
+
     problems = []
     for path in stacks.find_stacks(args.path):
         try:
@@ -35,6 +38,7 @@ def _version(args):
 
 
 def _export(args):
+    from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
 
     catalog = load_catalog(overlays=args.catalog_overlay or ())
