@@ -30,7 +30,7 @@ import tempfile
 import time
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519
-from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import CHUNK, HashingReader
+from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import CHUNK, HashingReader, HashingWriter
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 BUNDLE_FORMAT = 1
@@ -303,21 +303,13 @@ def _extract_package(name, pkg, fileobj, dest):
             entry = wanted[member.name]
             target = os.path.join(dest, *member.name.split("/"))
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            digest = hashlib.sha256()
-            size = 0
-            src = inner.extractfile(member)
             with open(target, "wb") as out:
-                while True:
-                    chunk = src.read(CHUNK)
-                    if not chunk:
-                        break
-                    digest.update(chunk)
-                    size += len(chunk)
-                    out.write(chunk)
+                writer = HashingWriter(out)
+                shutil.copyfileobj(inner.extractfile(member), writer, CHUNK)
             os.chmod(target, 0o755 if member.mode & 0o111 else 0o644)
-            if size != entry["size"] or digest.hexdigest() != entry["sha256"]:
+            if writer.size != entry["size"] or writer.hexdigest() != entry["sha256"]:
                 raise ChecksumError("package %s: file %s: sha256 mismatch: expected %s, got %s; refusing the bundle"
-                                    % (name, member.name, entry["sha256"], digest.hexdigest()))
+                                    % (name, member.name, entry["sha256"], writer.hexdigest()))
             done.add(member.name)
     missing = sorted(set(wanted) - done)
     if missing:

@@ -30,14 +30,36 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
+# The optional libraries of solutions/, guarded once here (the other modules import them from here).
+try:
+    import yaml
+
+    HAS_YAML = True
+    YAML_IMPORT_ERROR = None
+except ImportError as _exc:  # pragma: no cover - depends on the environment
+    yaml = None
+    HAS_YAML = False
+    YAML_IMPORT_ERROR = _exc
+
 try:
     import pycdlib
 
     HAS_PYCDLIB = True
     PYCDLIB_IMPORT_ERROR = None
 except ImportError as _exc:  # pragma: no cover - depends on the environment
+    pycdlib = None
     HAS_PYCDLIB = False
     PYCDLIB_IMPORT_ERROR = _exc
+
+try:
+    import jsonschema
+
+    HAS_JSONSCHEMA = True
+    JSONSCHEMA_IMPORT_ERROR = None
+except ImportError as _exc:  # pragma: no cover - depends on the environment
+    jsonschema = None
+    HAS_JSONSCHEMA = False
+    JSONSCHEMA_IMPORT_ERROR = _exc
 
 
 API_VERSION = "solutions.mooring.io/v1alpha1"

@@ -20,36 +20,23 @@ import tempfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import (
+    HAS_PYCDLIB,
+    HAS_YAML,
     MANIFEST,
+    PYCDLIB_IMPORT_ERROR,
     SIGNATURE,
     SUMS,
+    YAML_IMPORT_ERROR,
     SolutionError,
     file_sha256,
     load_private_key,
+    pycdlib,
     require,
+    yaml,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.validate import (
     validate_archive,
 )
-
-try:
-    import yaml
-
-    HAS_YAML = True
-    YAML_IMPORT_ERROR = None
-except ImportError as _exc:  # pragma: no cover - depends on the environment
-    HAS_YAML = False
-    YAML_IMPORT_ERROR = _exc
-
-try:
-    import pycdlib
-
-    HAS_PYCDLIB = True
-    PYCDLIB_IMPORT_ERROR = None
-except ImportError as _exc:  # pragma: no cover - depends on the environment
-    HAS_PYCDLIB = False
-    PYCDLIB_IMPORT_ERROR = _exc
-
 
 # ---------------------------------------------------------------------------------------
 # Build

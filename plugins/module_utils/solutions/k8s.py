@@ -28,22 +28,16 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common.images impo
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import (
     API_VERSION,
     CLUSTER_SCOPED_REFUSED,
+    HAS_YAML,
     NAME_RE,
     VERSION_RE,
+    YAML_IMPORT_ERROR,
     SolutionError,
     require,
+    yaml,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.images import image_ref, repository
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.validate import containers_of, parse_image_ref, pod_spec_of
-
-try:
-    import yaml
-
-    HAS_YAML = True
-    YAML_IMPORT_ERROR = None
-except ImportError as _exc:  # pragma: no cover - depends on the environment
-    HAS_YAML = False
-    YAML_IMPORT_ERROR = _exc
 
 ENV_LABEL = "solutions.mooring.io/environment"
 ENV_DESCRIPTION = "solutions.mooring.io/environment-description"

@@ -25,8 +25,11 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive 
     CLUSTER_SCOPED_REFUSED,
     CONFIG_TYPES,
     DISPLAY_NAME_ANNOTATION,
+    HAS_JSONSCHEMA,
+    HAS_YAML,
     IMAGE_NAME_RE,
     INDEX_TYPES,
+    JSONSCHEMA_IMPORT_ERROR,
     MANIFEST,
     MANIFEST_SCHEMA,
     MANIFEST_TYPES,
@@ -42,33 +45,18 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive 
     SUMS,
     TAG_RE,
     TOP_LEVEL,
+    YAML_IMPORT_ERROR,
     SolutionError,
     _link_escapes,
     _safe_path,
     file_sha256,
+    jsonschema,
     load_public_key,
     open_archive,
     parse_sums,
     require,
+    yaml,
 )
-
-try:
-    import yaml
-
-    HAS_YAML = True
-    YAML_IMPORT_ERROR = None
-except ImportError as _exc:  # pragma: no cover - depends on the environment
-    HAS_YAML = False
-    YAML_IMPORT_ERROR = _exc
-
-try:
-    import jsonschema
-
-    HAS_JSONSCHEMA = True
-    JSONSCHEMA_IMPORT_ERROR = None
-except ImportError as _exc:  # pragma: no cover - depends on the environment
-    HAS_JSONSCHEMA = False
-    JSONSCHEMA_IMPORT_ERROR = _exc
 
 
 def _yaml_error(exc):
