@@ -37,7 +37,7 @@ def wall(argv, runs):
     """Wall seconds of ``runs`` whole-process runs (after one warm-up run)."""
     subprocess.run(argv, capture_output=True, check=False, cwd=ROOT)
     times = []
-    for _ in range(runs):
+    for _run in range(runs):
         t0 = time.perf_counter()
         subprocess.run(argv, capture_output=True, check=False, cwd=ROOT)
         times.append(time.perf_counter() - t0)

@@ -32,7 +32,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common.errors impo
 
 # The optional libraries of solutions/, guarded once here (the other modules import them from here).
 try:
-    import yaml
+    import yaml  # pylint: disable=unused-import
 
     HAS_YAML = True
     YAML_IMPORT_ERROR = None
@@ -52,7 +52,7 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
     PYCDLIB_IMPORT_ERROR = _exc
 
 try:
-    import jsonschema
+    import jsonschema  # pylint: disable=unused-import
 
     HAS_JSONSCHEMA = True
     JSONSCHEMA_IMPORT_ERROR = None

@@ -162,7 +162,7 @@ KUBEADM_CONFIG_ARGS = {"cluster": {}, "node": {}, "role": "worker"}
 class Raising(MooringAction):
     """A fake action with kubeadm_config's documented options whose act() raises ``error``."""
 
-    error = None
+    error = RuntimeError("set by each test")
 
     @classmethod
     def plugin_name(cls):
