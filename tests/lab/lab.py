@@ -119,7 +119,7 @@ class LabError(Exception):
 
 def _load_netguard():
     """The collection's route guard, loaded by path (this file runs before ``make setup``)."""
-    path = ROOT / "plugins" / "module_utils" / "netguard.py"
+    path = ROOT / "plugins" / "module_utils" / "common" / "netguard.py"
     spec = importlib.util.spec_from_file_location("mooring_netguard", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

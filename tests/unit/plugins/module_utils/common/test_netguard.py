@@ -79,3 +79,16 @@ def test_refusal_is_an_oserror_so_every_connection_path_reports_it():
 def test_real_kernel_route_to_loopback():
     # the real `ip -j route get`, read only
     assert netguard.route_get("127.0.0.1").get("dev") == "lo"
+
+
+def test_the_lab_loads_this_route_guard_by_path():
+    """tests/lab/lab.py runs before `make setup` and loads this file by its path: a move must move it too."""
+    import importlib.util
+    import os
+
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "..")
+    spec = importlib.util.spec_from_file_location("mooring_lab_probe", os.path.join(root, "tests", "lab", "lab.py"))
+    lab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lab)
+    assert os.path.samefile(lab.netguard.__file__, os.path.join(root, "plugins", "module_utils", "common", "netguard.py"))
+    assert lab.netguard.check is not None
