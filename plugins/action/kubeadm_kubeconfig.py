@@ -5,11 +5,11 @@
 from __future__ import annotations
 
 import os
-import tempfile
 
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm
+from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
 
@@ -27,20 +27,8 @@ class ActionModule(MooringAction):
         text = kubeadm.admin_kubeconfig(args["server"], _read(os.path.join(pki, "ca.crt")),
                                         _read(os.path.join(pki, "kubeconfig", "admin.crt")),
                                         _read(os.path.join(pki, "kubeconfig", "admin.key")), args["cluster_name"])
-        current = None
-        if os.path.exists(args["dest"]):
-            current = _read(args["dest"])
-        changed = current != text
-        if changed and not self.check_mode:
-            directory = os.path.dirname(os.path.abspath(args["dest"]))
-            os.makedirs(directory, mode=0o700, exist_ok=True)
-            fd, tmp_path = tempfile.mkstemp(dir=directory, prefix=".kubeconfig-")
-            try:
-                with os.fdopen(fd, "w") as f:
-                    f.write(text)
-                os.chmod(tmp_path, 0o600)
-                os.replace(tmp_path, args["dest"])
-            except OSError as exc:
-                os.unlink(tmp_path)
-                raise AnsibleActionFail("%s: cannot write (%s)" % (args["dest"], exc.strerror)) from None
+        try:
+            changed = fileio.write_if_changed(args["dest"], text, 0o600, dir_mode=0o700, check_mode=self.check_mode)
+        except OSError as exc:
+            raise AnsibleActionFail("%s: cannot write (%s)" % (args["dest"], exc.strerror)) from None
         return {"changed": changed, "dest": args["dest"]}
