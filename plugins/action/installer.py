@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_text_if_changed
+from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_if_changed
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import dump_lock
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import read_installer, resolve
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
@@ -41,5 +41,5 @@ class ActionModule(MooringAction):
             if self._task.diff and result["changed"]:
                 result["diff"] = dict(before=before, after=text, before_header=args["lock"], after_header=args["lock"])
             if result["changed"] and not self.check_mode:
-                write_text_if_changed(args["lock"], text)
+                write_if_changed(args["lock"], text)
         return result

@@ -58,8 +58,3 @@ def write_if_changed(path, data, mode=0o644, dir_mode=0o755, check_mode=False):
         os.makedirs(os.path.dirname(os.path.abspath(path)), mode=dir_mode, exist_ok=True)
         write_atomic(path, data, mode)
     return True
-
-
-def write_text_if_changed(path, text, mode=0o644):
-    """:func:`write_if_changed` for text (the name the lock, stack and spec writers use)."""
-    return write_if_changed(path, text, mode)

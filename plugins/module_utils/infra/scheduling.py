@@ -27,7 +27,7 @@ import os
 import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_text_if_changed
+from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_if_changed
 
 STATE_API_VERSION = "cluster.mooring.io/v1beta1"
 STATE_KIND = "MachineSchedule"
@@ -299,4 +299,4 @@ def dump_state(state):
 
 def save_state(path, state):
     """Write atomically (temp file + rename); returns True when the content changed."""
-    return write_text_if_changed(path, dump_state(state), mode=0o644)  # nothing secret: names, MACs and roles
+    return write_if_changed(path, dump_state(state), mode=0o644)  # nothing secret: names, MACs and roles

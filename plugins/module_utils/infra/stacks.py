@@ -42,7 +42,7 @@ except ImportError as _exc:  # pragma: no cover - PyYAML comes with ansible-core
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import canonical_json, sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_text_if_changed
+from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_if_changed
 
 METADATA_API_VERSION = "metadata.clusterstack.x-k8s.io/v1alpha1"
 RELEASE_API_VERSION = "cluster.mooring.io/v1beta1"
@@ -309,10 +309,6 @@ def check_versions(stack):
     return plan
 
 
-def _write(path, text):
-    return write_text_if_changed(path, text)
-
-
 def _dump(doc):
     return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
 
@@ -327,9 +323,9 @@ def apply_versions(plan):
     release = {"apiVersion": RELEASE_API_VERSION, "kind": RELEASE_KIND,
                "versions": plan["versions"], "hashes": dict(sorted(plan["hashes"].items()))}
     written = []
-    if _write(stack.metadata_path, _dump(metadata)):
+    if write_if_changed(stack.metadata_path, _dump(metadata)):
         written.append(stack.metadata_path)
-    if _write(stack.release_path, "# Written by 'mooring stack version'; do not edit.\n" + _dump(release)):
+    if write_if_changed(stack.release_path, "# Written by 'mooring stack version'; do not edit.\n" + _dump(release)):
         written.append(stack.release_path)
     stack.metadata = metadata
     return written
@@ -553,6 +549,6 @@ def write_export(stack, catalog, out_dir):
     written = []
     for name, text in files.items():
         path = os.path.join(out_dir, name)
-        if _write(path, text):
+        if write_if_changed(path, text):
             written.append(path)
     return objects, addon_values, written

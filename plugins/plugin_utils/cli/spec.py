@@ -45,7 +45,7 @@ def _hash(args):
 
 
 def _resolve(args):
-    from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_text_if_changed
+    from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_if_changed
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import dump_lock
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import resolve
 
@@ -54,7 +54,7 @@ def _resolve(args):
     if args.output in (None, "-"):
         sys.stdout.write(text)
         return 0
-    changed = write_text_if_changed(args.output, text)
+    changed = write_if_changed(args.output, text)
     sys.stdout.write("%s: %s (hash %s)\n" % (args.output, "written" if changed else "unchanged", installer.hash))
     return 0
 
