@@ -47,9 +47,9 @@ from ansible_collections.mooring.cluster.plugins.module_utils.bundle.host import
     BundleError,
     ChecksumError,
     SignatureError,
-    _existing_manifest_id,
     _human,
     _Progress,
+    bundle_id_of,
     key_fingerprint,
     public_key_from_pem,
 )
@@ -95,9 +95,9 @@ def ensure_signing_key(key_path):
     if os.path.exists(key_path):
         try:
             key = ed25519.load_private_key(key_path)
+        except ed25519.NotEd25519Error as exc:
+            raise BundleError("signing key %s: not an Ed25519 private key" % key_path) from exc
         except ed25519.KeyFileError as exc:
-            if str(exc) == "not an Ed25519 private key":
-                raise BundleError("signing key %s: not an Ed25519 private key" % key_path) from exc
             raise BundleError("signing key %s: cannot load it (%s); move it away to create a new one"
                               % (key_path, exc)) from exc
     else:
@@ -659,7 +659,7 @@ def build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distr
     counter = {"bytes_read": 0, "bytes_copied": 0}
     plan = plan_bundle(lock, cache_dir, addons, distro)
     if check_mode:
-        current = _existing_manifest_id(output)
+        current = bundle_id_of(output)
         changed = current is None or any(item[2] is None for item in plan)
         result = {"path": output, "packages": {name: {"key": key, "reused": meta is not None} for name, key, meta in plan}}
         if not changed:
@@ -702,7 +702,7 @@ def build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distr
               "public_key": public_pem.decode("ascii"), "public_key_path": public_key_path(key_path),
               "key_created": key_created, "signer": manifest["signer"],
               "sandbox_image": manifest["sandboxImage"]}
-    if _existing_manifest_id(output) == bundle_id and os.path.getsize(output) == _bundle_size(data, signature, metas):
+    if bundle_id_of(output) == bundle_id and os.path.getsize(output) == _bundle_size(data, signature, metas):
         result.update({"changed": False, "size": os.path.getsize(output), "bytes_read": counter["bytes_read"],
                        "bytes_copied": 0, "seconds": round(time.monotonic() - started, 3)})
         return result

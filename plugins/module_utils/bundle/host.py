@@ -54,21 +54,25 @@ class SignatureError(BundleError):
     """The bundle signature is missing or does not verify with the trusted public key."""
 
 
+_NOT_A_PUBLIC_KEY = ("public key: not a PEM Ed25519 public key (expected 'BEGIN PUBLIC KEY' with an Ed25519 "
+                     "SubjectPublicKeyInfo); use the .pub file written next to the signing key")
+
+
 def public_key_from_pem(text):
     """Raw 32-byte Ed25519 public key from PEM SubjectPublicKeyInfo text."""
     raw = ed25519.public_key_from_pem(text)
     if raw is None:
-        raise SignatureError("public key: not a PEM Ed25519 public key (expected 'BEGIN PUBLIC KEY' with "
-                             "an Ed25519 SubjectPublicKeyInfo); use the .pub file written next to the signing key")
+        raise SignatureError(_NOT_A_PUBLIC_KEY)
     return raw
 
 
 def read_public_key(path):
     try:
-        with open(path, "rb") as handle:
-            return public_key_from_pem(handle.read())
+        return ed25519.read_public_key(path)
     except OSError as exc:
         raise SignatureError("public key %s: cannot read it (%s)" % (path, exc.strerror)) from exc
+    except ed25519.NotEd25519Error as exc:
+        raise SignatureError(_NOT_A_PUBLIC_KEY) from exc
 
 
 def _human(num):
@@ -125,10 +129,6 @@ class _Ticking(object):
 
 def bundle_id_of(path):
     """The id (sha256 of bundle.json) of the bundle at ``path``, None when absent or unreadable."""
-    return _existing_manifest_id(path)
-
-
-def _existing_manifest_id(path):
     try:
         data, _signature = read_head(path)
     except (BundleError, OSError):

@@ -7,8 +7,9 @@ PKCS#8, 0600; public key SubjectPublicKeyInfo). Signing and key generation need
 ``cryptography`` (controller only). Verifying needs only the standard library: a plain-integer
 RFC 8032 verifier, so a host without python3-cryptography checks a signature itself.
 
-Errors are :class:`KeyFileError` with a message that does not name the file; callers say
-which file and which kind of artefact it signs.
+Errors: a file that cannot be read raises its ``OSError``; a key that cannot be parsed raises
+:class:`KeyFileError`, one that is not Ed25519 :class:`NotEd25519Error`. The messages do not
+name the file: callers say which file and which kind of artefact it signs.
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ _SPKI_PREFIX = bytes.fromhex("302a300506032b6570032100")
 
 
 class KeyFileError(MooringError):
-    """A key file is missing, unreadable or not an Ed25519 key."""
+    """A key file's content cannot be loaded as a key."""
+
+
+class NotEd25519Error(KeyFileError):
+    """The file holds a key (or PEM) that is not an Ed25519 one."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -92,7 +97,7 @@ _BASE_Y = 4 * pow(5, _P - 2, _P) % _P
 _BASE = (_recover_x(_BASE_Y, 0), _BASE_Y, 1, _recover_x(_BASE_Y, 0) * _BASE_Y % _P)
 
 
-def ed25519_verify(public_key, message, signature):
+def verify(public_key, message, signature):
     """True when ``signature`` (64 bytes) is a valid Ed25519 signature of ``message``."""
     if len(public_key) != 32 or len(signature) != 64:
         return False
@@ -105,11 +110,6 @@ def ed25519_verify(public_key, message, signature):
         return False
     h = int.from_bytes(hashlib.sha512(signature[:32] + public_key + message).digest(), "little") % _L
     return _pt_equal(_pt_mul(s, _BASE), _pt_add(r_point, _pt_mul(h, a_point)))
-
-
-def verify(public_raw, message, signature):
-    """Same as :func:`ed25519_verify`; the name callers use."""
-    return ed25519_verify(public_raw, message, signature)
 
 
 # --------------------------------------------------------------------------------------------
@@ -130,17 +130,11 @@ def public_key_from_pem(text):
 
 
 def read_public_key(path):
-    """Raw public key from a PEM file; :class:`KeyFileError` (with ``strerror`` set when unreadable)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        error = KeyFileError(exc.strerror or str(exc))
-        error.strerror = exc.strerror
-        raise error from exc
-    raw = public_key_from_pem(data)
+    """Raw public key from a PEM file; ``OSError`` when unreadable, :class:`NotEd25519Error` otherwise."""
+    with open(path, "rb") as handle:
+        raw = public_key_from_pem(handle.read())
     if raw is None:
-        raise KeyFileError("not a PEM Ed25519 public key")
+        raise NotEd25519Error("not a PEM Ed25519 public key")
     return raw
 
 
@@ -180,7 +174,7 @@ def load_private_key(path):
     except (OSError, ValueError, TypeError) as exc:
         raise KeyFileError(str(exc)) from exc
     if not isinstance(key, Ed25519PrivateKey):
-        raise KeyFileError("not an Ed25519 private key")
+        raise NotEd25519Error("not an Ed25519 private key")
     return key
 
 

@@ -345,9 +345,9 @@ def load_public_key(path):
     """The raw Ed25519 public key in the PEM file ``path`` (common/ed25519.py; no cryptography needed)."""
     try:
         return ed25519.read_public_key(path)
-    except ed25519.KeyFileError as exc:
-        if getattr(exc, "strerror", None):
-            raise SolutionError("%s: cannot load the Ed25519 public key (PEM): %s" % (path, exc)) from exc
+    except OSError as exc:
+        raise SolutionError("%s: cannot load the Ed25519 public key (PEM): %s" % (path, exc)) from exc
+    except ed25519.NotEd25519Error as exc:
         raise SolutionError("%s: the public key is not an Ed25519 key" % path) from exc
 
 
@@ -355,9 +355,9 @@ def load_private_key(path):
     require(ed25519.cryptography_error() is None, "cryptography", ed25519.cryptography_error())
     try:
         return ed25519.load_private_key(path)
+    except ed25519.NotEd25519Error as exc:
+        raise SolutionError("%s: the private key is not an Ed25519 key" % path) from exc
     except ed25519.KeyFileError as exc:
-        if str(exc) == "not an Ed25519 private key":
-            raise SolutionError("%s: the private key is not an Ed25519 key" % path) from exc
         raise SolutionError("%s: cannot load the Ed25519 private key (unencrypted PEM): %s" % (path, exc)) from exc
 
 
