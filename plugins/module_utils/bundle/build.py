@@ -60,7 +60,6 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common.digest impo
     HashingWriter,
     canonical_json,
     sha256_file,
-    sha256_hex,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
 
@@ -417,7 +416,7 @@ class _PackageBuild(object):
     def add_bytes(self, rel, data, **extra):
         with open(self.target(rel), "wb") as handle:
             handle.write(data)
-        self.add_file(rel, sha256_hex(data), len(data), **extra)
+        self.add_file(rel, hashlib.sha256(data).hexdigest(), len(data), **extra)
 
     def artifacts(self):
         name, addon = self.name, self.addon
@@ -524,7 +523,7 @@ class _PackageBuild(object):
         pj_data = manifest_bytes(package_json)
         with open(os.path.join(work, pj_rel), "wb") as handle:
             handle.write(pj_data)
-        all_files = self.files + [{"path": pj_rel, "size": len(pj_data), "sha256": sha256_hex(pj_data)}]
+        all_files = self.files + [{"path": pj_rel, "size": len(pj_data), "sha256": hashlib.sha256(pj_data).hexdigest()}]
         all_files.sort(key=lambda f: f["path"])
         # Temporary names inside the build directory: concurrent builds of one key never clash,
         # and the last atomic rename wins with identical content.

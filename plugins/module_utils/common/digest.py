@@ -21,10 +21,6 @@ def canonical_json(value):
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def sha256_hex(data):
-    return hashlib.sha256(data).hexdigest()
-
-
 def sha256_file(path, counter=None):
     """``(hex digest, size)`` of the file at ``path``, read in chunks.
 
