@@ -26,6 +26,8 @@ class ActionModule(MooringAction):
             installer = read_installer(args["definition"])
         result = dict(hash=installer.hash, spec_digest=installer.digest, source=installer.source,
                       unsupported=installer.unsupported, changed=False)
+        if installer.warnings:
+            result["warnings"] = list(installer.warnings)
         if not args["resolve"]:
             return result
         lock = resolve(installer, args["catalog"], args["catalog_overlay"], args["architectures"])

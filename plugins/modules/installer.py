@@ -51,8 +51,9 @@ options:
     default: [amd64]
   resolve:
     description:
-      - Resolve versions and build the lock. With V(false) only validation and hashing happen
-        (kURL documents with unsupported add-ons are accepted then).
+      - Resolve versions and build the lock. With V(false) only validation and hashing happen.
+      - kURL add-ons and fields that mooring.cluster does not support are ignored with a warning
+        naming each, whether or not versions are resolved.
     type: bool
     default: true
 attributes:
@@ -102,7 +103,7 @@ source:
   type: str
   sample: mooring
 unsupported:
-  description: kURL add-ons or fields that mooring.cluster does not map.
+  description: kURL add-ons or fields that mooring.cluster does not map (ignored; each also a warning).
   returned: success
   type: list
   elements: str

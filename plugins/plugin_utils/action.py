@@ -24,8 +24,11 @@ import yaml
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+
+display = Display()
 
 _SPEC_KEYS = ("type", "required", "default", "choices", "elements", "no_log", "aliases")
 _MODULES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "modules")
@@ -110,6 +113,8 @@ class MooringAction(ActionBase):
         try:
             result.update(self.act(args, task_vars or {}))
         except (MooringError, OSError) as exc:
+            for warning in getattr(exc, "warnings", ()):  # what the input has that is ignored, also on failure
+                display.warning(warning)
             # The text the action plugins always gave: a MooringError's str() (its one problem, or its
             # message and one line per problem), an OSError's ("[Errno 2] No such file or directory: 'x'").
             raise AnsibleActionFail(to_native(exc)) from None

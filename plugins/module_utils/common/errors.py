@@ -11,10 +11,16 @@ from __future__ import annotations
 
 
 class MooringError(Exception):
-    """Base class. ``problems`` holds one human-readable line per problem."""
+    """Base class. ``problems`` holds one human-readable line per problem.
 
-    def __init__(self, message, problems=None):
+    ``warnings`` holds what the input does that is accepted but ignored (one line each); front
+    ends show them with the problems, so an invalid input still names everything it uses that
+    is not supported.
+    """
+
+    def __init__(self, message, problems=None, warnings=None):
         self.problems = list(problems or [])
+        self.warnings = list(warnings or [])
         if not self.problems:
             self.problems = [str(message)]
         super().__init__(message)

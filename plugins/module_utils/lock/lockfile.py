@@ -44,7 +44,6 @@ def lock_digest(lock):
 
 def build_lock(installer, catalog, architectures=DEFAULT_ARCHITECTURES):
     """Resolve ``installer`` against ``catalog`` into a lock mapping (raises on any problem)."""
-    installer.require_supported()
     architectures = sorted(set(architectures))
     requested = installer.requested_versions()
     resolved = resolve_versions(catalog, requested)

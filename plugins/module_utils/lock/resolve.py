@@ -12,9 +12,8 @@ filter, a cluster stack's ``installer.yaml``) reads and resolves installers thro
   architectures -> the lock mapping (:func:`build_lock`).
 * :func:`resolved_versions` - only the resolved version per add-on (no artifacts, no lock).
 
-Which error a bad input gets first: :func:`resolve` validates the installer, loads the catalog,
-then refuses unsupported kURL add-ons while resolving; :func:`resolved_versions` refuses them
-before it loads the catalog.
+kURL add-ons and fields mooring.cluster does not support are ignored, never refused: the
+installer names each in ``warnings`` and the lock covers what is mapped.
 """
 
 from __future__ import annotations
@@ -73,5 +72,4 @@ def resolved_versions(installer, catalog=None, overlays=()):
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import resolve_versions
 
     installer = _installer(installer)
-    installer.require_supported()
     return resolve_versions(_catalog(catalog, overlays), installer.requested_versions())

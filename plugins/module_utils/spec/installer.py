@@ -16,10 +16,11 @@ from __future__ import annotations
 import copy
 import ipaddress
 import json
+import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import SpecError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import (
-    kurl_hash,
+    KurlHashError,
     kurl_hash_digest,
     load_yaml_1_2,
     load_yaml_kurl,
@@ -41,6 +42,7 @@ CNI_ADDONS = ("calico", "cilium", "flannel")
 VERSION_PATTERN = r"^(latest|(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.x|v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?)$"
 VERSION_HELP = "is not an exact version, 'latest' or 'X.Y.x'"
 DNS_LABELS = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+_DNS_NAME = re.compile(DNS_LABELS)
 
 
 def _addon(properties=None, required=("version",)):
@@ -61,6 +63,7 @@ ADDON_SCHEMAS = {
         "controlPlaneEndpoint": {"type": "string", "minLength": 1},
         "clusterDomain": {"type": "string", "pattern": DNS_LABELS},
         "clusterName": {"type": "string", "pattern": DNS_LABELS},
+        "cni": {"enum": ["none"]},
         "kubelet": {
             "type": "object",
             "additionalProperties": False,
@@ -123,63 +126,75 @@ DEFAULTS = {
     "flannel": {"backend": "vxlan"},
 }
 
-# kURL add-on -> (our add-on, {kURL field: (our add-on, our field)}); every other kURL add-on or
-# field is reported by name as unsupported.
+# kURL add-on -> {kURL field: (our add-on, our field)}. A kURL add-on listed here is installed
+# (its version resolved against our catalog); its other fields are named in a warning each.
 KURL_MAPPING = {
-    "kubernetes": ("kubernetes", {"version": ("kubernetes", "version"), "serviceCIDR": ("kubernetes", "serviceCIDR"),
-                                  "clusterName": ("kubernetes", "clusterName")}),
-    "containerd": ("containerd", {"version": ("containerd", "version")}),
-    "calico": ("calico", {"version": ("calico", "version")}),
-    "flannel": ("flannel", {"version": ("flannel", "version"), "podCIDR": ("kubernetes", "podCIDR")}),
-    "contour": ("contour", {"version": ("contour", "version"), "httpPort": ("contour", "httpNodePort"),
-                            "httpsPort": ("contour", "httpsNodePort")}),
-    "registry": ("registry", {"version": ("registry", "version")}),
-    "openebs": ("openebs", {"version": ("openebs", "version")}),
-    "longhorn": ("longhorn", {"version": ("longhorn", "version")}),
-    "metricsServer": ("metricsServer", {"version": ("metricsServer", "version")}),
+    "kubernetes": {"version": ("kubernetes", "version"), "serviceCIDR": ("kubernetes", "serviceCIDR"),
+                   "clusterName": ("kubernetes", "clusterName"),
+                   "loadBalancerAddress": ("kubernetes", "controlPlaneEndpoint")},
+    "containerd": {"version": ("containerd", "version")},
+    "calico": {"version": ("calico", "version")},
+    "flannel": {"version": ("flannel", "version"), "podCIDR": ("kubernetes", "podCIDR")},
+    "contour": {"version": ("contour", "version"), "httpPort": ("contour", "httpNodePort"),
+                "httpsPort": ("contour", "httpsNodePort")},
+    "registry": {"version": ("registry", "version")},
+    "openebs": {"version": ("openebs", "version")},
+    "longhorn": {"version": ("longhorn", "version")},
+    "metricsServer": {"version": ("metricsServer", "version")},
 }
+# kURL CNIs mooring.cluster does not install: the cluster gets no CNI (kubernetes.cni: none) and
+# the pod network they were given is kept for kubeadm.
+KURL_OTHER_CNIS = {"weave": {"podCIDR": ("kubernetes", "podCIDR")}, "antrea": {"podCIDR": ("kubernetes", "podCIDR")}}
+# kURL's settings sections (not add-ons): named as settings in warnings.
+KURL_SETTINGS = ("kurl", "selinuxConfig", "iptablesConfig", "firewalldConfig")
+# The document keys besides spec that kURL reads.
+KURL_TOP_LEVEL = ("apiVersion", "kind", "metadata", "spec")
+NO_CNI = "none"
 
 
 class Installer(object):
     """A validated installer document.
 
     ``spec`` is the spec as written (what the hash covers); ``addons`` is the mooring spec after
-    kURL mapping with defaults filled in; ``unsupported`` names kURL add-ons/fields we do not map.
+    kURL mapping with defaults filled in; ``unsupported`` names the kURL add-ons/fields that are
+    ignored (paths such as ``spec.weave``) and ``warnings`` says, one line each, what was ignored
+    and what that means for the cluster.
     """
 
-    def __init__(self, document, addons, source, unsupported, hash_document=None):
+    def __init__(self, document, addons, source, unsupported, hash_document=None, warnings=()):
         self.document = document
         self.spec = document.get("spec") or {}
         self.addons = addons
         self.source = source
         self.unsupported = unsupported
+        self.warnings = list(warnings)
         # The document as kurl.sh parsed it; only the hash reads it.
         self._hash_document = hash_document if hash_document is not None else document
+        self._digest = None
 
     @property
     def name(self):
         return str((self.document.get("metadata") or {}).get("name") or "installer")
 
+    def hash_now(self):
+        """Compute the kURL digest (raises KurlHashError where kURL would fail); it is kept."""
+        if self._digest is None:
+            self._digest = kurl_hash_digest(self._hash_document.get("spec") or {}, self._hash_document.get("apiVersion"))
+        return self._digest
+
     @property
     def hash(self):
-        return kurl_hash(self._hash_document.get("spec") or {}, self._hash_document.get("apiVersion"))
+        return self.hash_now()[:7]
 
     @property
     def digest(self):
-        return kurl_hash_digest(self._hash_document.get("spec") or {}, self._hash_document.get("apiVersion"))
+        return self.hash_now()
 
     def requested_versions(self):
         return {name: str(values["version"]) for name, values in self.addons.items()}
 
     def options(self, addon):
         return {k: v for k, v in self.addons[addon].items() if k != "version"}
-
-    def require_supported(self):
-        """Resolving or bundling needs every add-on mapped: raise when any is unsupported."""
-        if self.unsupported:
-            raise SpecError("the kURL installer uses add-ons mooring does not support", [
-                "%s: not supported by mooring.cluster" % item for item in self.unsupported
-            ])
 
 
 def load_document(source):
@@ -249,9 +264,14 @@ def _schema_problems(document):
 def _semantic_problems(addons):
     problems = []
     cnis = [a for a in CNI_ADDONS if a in addons]
-    if len(cnis) != 1:
+    own_cni = (addons.get("kubernetes") or {}).get("cni") == NO_CNI
+    if own_cni and cnis:
+        problems.append("spec.kubernetes.cni: 'none' says the cluster brings its own CNI, but spec.%s is one; "
+                        "remove one of them" % cnis[0])
+    elif not own_cni and len(cnis) != 1:
         found = " and ".join(cnis) if cnis else "none"
-        problems.append("spec: exactly one CNI add-on is required (%s); found %s" % (", ".join(CNI_ADDONS), found))
+        problems.append("spec: exactly one CNI add-on is required (%s), or kubernetes.cni: none to bring your own; "
+                        "found %s" % (", ".join(CNI_ADDONS), found))
     if "ingressNginx" in addons and "contour" in addons:
         problems.append("spec: choose one ingress controller (ingressNginx or contour), not both")
     kube = addons.get("kubernetes") or {}
@@ -270,30 +290,108 @@ def _semantic_problems(addons):
     return problems
 
 
-def _map_kurl(document):
-    """Map a kURL Installer to our add-ons; return (mooring document, unsupported names)."""
-    spec = document.get("spec")
-    if not isinstance(spec, dict):
-        raise SpecError("spec: required (a mapping of add-ons)")
-    mapped = {}
-    unsupported = []
-    for name in sorted(spec):
-        values = spec[name]
-        if name not in KURL_MAPPING:
-            unsupported.append("spec.%s" % name)
+def _kurl_value(value):
+    """A kURL field's value, or None when kURL treats it as unset (null or an empty string)."""
+    return None if value is None or value == "" else value
+
+
+def _map_kurl_addon(name, values, fields, mapped, unsupported):
+    """Copy one kURL add-on's mapped fields into ``mapped``; name its other fields."""
+    for field in sorted(values, key=str):
+        if field not in fields:
+            unsupported.append("spec.%s.%s" % (name, field))
             continue
-        target, fields = KURL_MAPPING[name]
-        mapped.setdefault(target, {})
-        for field, value in sorted((values or {}).items()):
-            if field not in fields:
-                unsupported.append("spec.%s.%s" % (name, field))
-                continue
+        value = _kurl_value(values[field])
+        if value is not None:
             addon, ours = fields[field]
             mapped.setdefault(addon, {})[ours] = value
-    mapped = {k: v for k, v in mapped.items() if v}
-    result = {"apiVersion": API_VERSION, "kind": KIND, "metadata": copy.deepcopy(document.get("metadata") or {}),
-              "spec": mapped}
-    return result, unsupported
+
+
+def _map_kurl(document):
+    """Map a kURL Installer to a mooring document.
+
+    Returns ``(document, unsupported, warnings, problems)``: every kURL add-on or field that is
+    not mapped is named once in ``unsupported`` and in a warning (the fields of an ignored
+    add-on are not named again); ``problems`` are what makes the document unusable.
+    """
+    spec = document.get("spec")
+    mapped, unsupported, warnings, problems = {}, [], [], []
+    for key in sorted(document, key=str):
+        if key not in KURL_TOP_LEVEL:
+            unsupported.append(str(key))
+            warnings.append("%s: not read by kURL or mooring.cluster; ignored" % key)
+    no_cni = []
+    for name in sorted(spec, key=str):
+        values = spec[name]
+        path = "spec.%s" % name
+        fields = KURL_MAPPING.get(name) or KURL_OTHER_CNIS.get(name)
+        if fields is None:
+            unsupported.append(path)
+            warnings.append("%s: kURL %s not supported by mooring.cluster; ignored"
+                            % (path, "setting" if name in KURL_SETTINGS else "add-on"))
+            continue
+        if values is None and name not in KURL_OTHER_CNIS:
+            values = {}
+        if not isinstance(values, dict):
+            if name in KURL_OTHER_CNIS:
+                no_cni.append(name)
+                unsupported.append(path)
+                continue
+            problems.append("%s: must be a mapping of the add-on's fields, not %s" % (path, _render(values)))
+            continue
+        if name in KURL_OTHER_CNIS:
+            no_cni.append(name)
+            unsupported.append(path)
+            ignored = []
+            _map_kurl_addon(name, {k: v for k, v in values.items() if k in fields}, fields, mapped, ignored)
+            continue
+        mapped.setdefault(name, {})
+        before = len(unsupported)
+        _map_kurl_addon(name, values, fields, mapped, unsupported)
+        warnings.extend("%s: kURL field not supported by mooring.cluster; ignored" % item
+                        for item in unsupported[before:])
+    if not any(cni in mapped for cni in CNI_ADDONS):
+        kube = mapped.setdefault("kubernetes", {})
+        kube["cni"] = NO_CNI
+        if no_cni:
+            pod = (" (its podCIDR is kept as kubernetes.podCIDR)" if "podCIDR" in kube else "")
+            warnings.extend("spec.%s: kURL CNI not supported by mooring.cluster; the cluster is installed without a "
+                            "CNI: install %s yourself after the control plane is up%s" % (n, n, pod) for n in no_cni)
+        else:
+            warnings.append("spec: no CNI add-on (calico or flannel); the cluster is installed without a CNI: "
+                            "install one yourself after the control plane is up")
+    elif no_cni:
+        warnings.extend("spec.%s: kURL CNI not supported by mooring.cluster; ignored" % n for n in no_cni)
+    metadata = document.get("metadata")
+    metadata = copy.deepcopy(metadata) if isinstance(metadata, dict) else {}
+    name = metadata.get("name")
+    if name is not None and not (isinstance(name, str) and _DNS_NAME.match(name) and len(name) <= 63):
+        warnings.append("metadata.name: %s is not a DNS name; the lock names the installer 'installer'" % _render(name))
+        metadata.pop("name")
+    result = {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": mapped}
+    return result, unsupported, warnings, problems
+
+
+def _shape(document):
+    """``(source kind, problems)`` for the document's apiVersion, kind and spec.
+
+    kURL's shapes are all accepted: ``cluster.kurl.sh/v1beta1`` or ``kurl.sh/v1beta1`` with
+    ``kind: Installer`` or no kind, and a bare body with ``spec`` and neither apiVersion nor kind
+    (what kURL's API receives).
+    """
+    api_version, kind = document.get("apiVersion"), document.get("kind")
+    problems = []
+    if api_version is None and kind is None and "spec" in document:
+        source = "kurl"
+    elif api_version in KURL_API_VERSIONS:
+        source = "kurl"
+        if kind is not None and kind != KIND:
+            problems.append("kind: %s must be 'Installer'" % _render(kind))
+    else:
+        source = "mooring"
+    if source == "kurl" and not isinstance(document.get("spec"), dict):
+        problems.append("spec: required (a mapping of add-ons)")
+    return source, problems
 
 
 def _hash_document(source, document):
@@ -307,17 +405,25 @@ def _hash_document(source, document):
     return parsed if isinstance(parsed, dict) else document
 
 
-def parse_installer(source):
-    """Validate an installer document; return an :class:`Installer` or raise SpecError."""
+def _read(source):
+    """``(document, source kind, checked document, unsupported, warnings, problems)`` before the schema."""
     document = load_document(source)
-    source_kind = "mooring"
-    unsupported = []
-    checked = document
-    if document.get("apiVersion") in KURL_API_VERSIONS:
-        if document.get("kind") != KIND:
-            raise SpecError("kind: '%s' must be 'Installer'" % document.get("kind"))
-        source_kind = "kurl"
-        checked, unsupported = _map_kurl(document)
+    source_kind, problems = _shape(document)
+    if source_kind != "kurl" or problems:
+        return document, source_kind, document, [], [], problems
+    checked, unsupported, warnings, problems = _map_kurl(document)
+    return document, source_kind, checked, unsupported, warnings, problems
+
+
+def parse_installer(source):
+    """Validate an installer document; return an :class:`Installer` or raise SpecError.
+
+    The SpecError carries the document's warnings too (``warnings``), so a front end names every
+    ignored kURL add-on or field even when the document is invalid.
+    """
+    document, source_kind, checked, unsupported, warnings, problems = _read(source)
+    if problems:
+        raise SpecError("the installer spec is invalid", problems, warnings)
     problems = _schema_problems(checked)
     spec = checked.get("spec") if isinstance(checked.get("spec"), dict) else {}
     addons = {}
@@ -329,22 +435,34 @@ def parse_installer(source):
     if not problems:
         problems.extend(_semantic_problems(addons))
     if problems:
-        raise SpecError("the installer spec is invalid", problems)
-    return Installer(document, addons, source_kind, unsupported, _hash_document(source, document))
+        raise SpecError("the installer spec is invalid", problems, warnings)
+    installer = Installer(document, addons, source_kind, unsupported, _hash_document(source, document), warnings)
+    try:
+        installer.hash_now()
+    except KurlHashError as exc:  # kURL could not have hashed it either
+        raise SpecError("the installer spec cannot be hashed", exc.problems, warnings) from None
+    return installer
 
 
 def hash_installer(source):
-    """(7-character hash, 64-hex digest) of an Installer document without validating its add-ons.
+    """``(7-character hash, 64-hex digest, warnings)`` of an Installer document.
 
-    Hashing is defined for any Installer document kURL would hash, including kURL add-ons
-    mooring.cluster does not support; only the document's shape is checked here.
+    The add-ons are not validated: hashing is defined for any Installer document kURL would
+    hash, including kURL add-ons mooring.cluster does not support (named in ``warnings``).
     """
-    document = load_document(source)
-    if document.get("kind") != KIND or document.get("apiVersion") not in (API_VERSION,) + KURL_API_VERSIONS:
-        raise SpecError("not an Installer document: apiVersion must be one of %s and kind must be Installer"
-                        % ", ".join((API_VERSION,) + KURL_API_VERSIONS))
-    if not isinstance(document.get("spec"), dict):
-        raise SpecError("spec: required (a mapping of add-ons)")
+    document, source_kind, _checked, _unsupported, warnings, problems = _read(source)
+    if source_kind == "mooring":
+        if document.get("kind") != KIND or document.get("apiVersion") != API_VERSION:
+            problems.append("not an Installer document: apiVersion must be one of %s and kind must be Installer"
+                            % ", ".join((API_VERSION,) + KURL_API_VERSIONS))
+        elif not isinstance(document.get("spec"), dict):
+            problems.append("spec: required (a mapping of add-ons)")
+    if problems:
+        raise SpecError("the installer document cannot be hashed", problems, warnings)
     hashed = _hash_document(source, document)
     spec = hashed.get("spec") if isinstance(hashed.get("spec"), dict) else document["spec"]
-    return kurl_hash(spec, hashed.get("apiVersion")), kurl_hash_digest(spec, hashed.get("apiVersion"))
+    try:
+        digest = kurl_hash_digest(spec, hashed.get("apiVersion"))
+    except KurlHashError as exc:
+        raise SpecError("the installer spec cannot be hashed", exc.problems, warnings) from None
+    return digest[:7], digest, warnings

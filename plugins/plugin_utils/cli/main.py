@@ -6,7 +6,8 @@ Each command group lives in ``<group>.py`` next to this file and exposes
 ``register(subparsers)``; every leaf parser sets ``func(args) -> int``. Groups are found
 by that file name, so adding one touches no shared file. Domain errors
 (:class:`MooringError`) become one line per problem on stderr and exit code 1; usage
-errors exit 2.
+errors exit 2. A
+closed standard output (``| head``) ends the command quietly with exit code 0.
 
 Start-up pays only for the command that runs: when the first argument names a group, only
 that group's module is imported (all of them only for the top-level help and usage errors),
@@ -57,10 +58,20 @@ def main(argv=None):
     parser = build_parser(needed_groups(argv))
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()
+        return code
     except MooringError as exc:
+        for warning in exc.warnings:
+            sys.stderr.write("warning: %s\n" % warning)
         for problem in exc.problems:
             sys.stderr.write("error: %s\n" % problem)
         return 1
+    except BrokenPipeError:
+        # The reader went away (``mooring catalog list | head``): not an error. Nothing more can
+        # be written to stdout, including Python's own flush at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         return 130

@@ -20,6 +20,14 @@ def read_text(path):
         return resolve.read_text(path)
     except OSError as exc:
         raise SpecError("cannot read %s: %s" % (path, exc.strerror)) from exc
+    except UnicodeDecodeError as exc:
+        raise SpecError("%s: not UTF-8 text (byte %d)" % (path, exc.start)) from None
+
+
+def warn(warnings):
+    """Each warning on one line of stderr, in the order found."""
+    for line in warnings:
+        sys.stderr.write("warning: %s\n" % line)
 
 
 def read_installer(path):
@@ -31,8 +39,7 @@ def read_installer(path):
 
 def _validate(args):
     installer = read_installer(args.file)
-    for item in installer.unsupported:
-        sys.stderr.write("warning: %s: kURL add-on or field not supported by mooring.cluster\n" % item)
+    warn(installer.warnings)
     sys.stdout.write("%s: valid (%s installer, hash %s)\n" % (args.file, installer.source, installer.hash))
     return 0
 
@@ -40,7 +47,9 @@ def _validate(args):
 def _hash(args):
     from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import hash_installer
 
-    sys.stdout.write(hash_installer(read_text(args.file))[0] + "\n")
+    short, _digest, warnings = hash_installer(read_text(args.file))
+    warn(warnings)
+    sys.stdout.write(short + "\n")
     return 0
 
 
@@ -50,6 +59,7 @@ def _resolve(args):
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import resolve
 
     installer = read_installer(args.file)
+    warn(installer.warnings)
     text = dump_lock(resolve(installer, args.catalog, args.catalog_overlay, args.arch))
     if args.output in (None, "-"):
         sys.stdout.write(text)

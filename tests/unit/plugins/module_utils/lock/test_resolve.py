@@ -107,15 +107,20 @@ def test_resolved_versions_are_the_locks_versions():
     assert pipeline.resolved_versions(example_text()) == {n: a["version"] for n, a in lock["addons"].items()}
 
 
-def test_unsupported_kurl_addons_are_refused_in_each_callers_order():
-    # resolve(): the catalog is read first (as the CLI and the action always did) ...
+def test_unsupported_kurl_addons_are_ignored_not_refused():
     with pytest.raises(CatalogError):
         pipeline.resolve(KURL, overlays=["/nonexistent"])
-    with pytest.raises(SpecError, match="spec.rook: not supported by mooring.cluster"):
-        pipeline.resolve(KURL)
-    # ... resolved_versions() refuses them before it reads the catalog (as the filter always did).
-    with pytest.raises(SpecError, match="spec.rook: not supported by mooring.cluster"):
-        pipeline.resolved_versions(KURL, overlays=["/nonexistent"])
+    lock = pipeline.resolve(KURL)
+    assert sorted(lock["addons"]) == ["calico", "kubernetes"]
+    assert lock["spec"]["rook"] == {"version": "1.0.x"}  # the spec as written, as hashed
+    assert pipeline.resolved_versions(KURL) == {n: a["version"] for n, a in lock["addons"].items()}
+
+
+def test_a_kurl_spec_with_an_unsupported_cni_resolves_without_one():
+    lock = pipeline.resolve(KURL.replace("calico: {version: latest}", "weave: {version: 2.8.1, podCIDR: 10.50.0.0/16}"))
+    assert sorted(lock["addons"]) == ["kubernetes"]
+    assert lock["addons"]["kubernetes"]["options"]["cni"] == "none"
+    assert lock["addons"]["kubernetes"]["options"]["podCIDR"] == "10.50.0.0/16"
 
 
 # --------------------------------------------------------------------------- a stack's installer.yaml

@@ -59,12 +59,33 @@ def test_exactly_one_cni():
         apiVersion: cluster.mooring.io/v1beta1
         kind: Installer
         spec: {kubernetes: {version: latest}}
-    """) == ["spec: exactly one CNI add-on is required (calico, cilium, flannel); found none"]
+    """) == ["spec: exactly one CNI add-on is required (calico, cilium, flannel), or kubernetes.cni: none to bring "
+             "your own; found none"]
     assert problems("""
         apiVersion: cluster.mooring.io/v1beta1
         kind: Installer
         spec: {kubernetes: {version: latest}, calico: {version: latest}, flannel: {version: latest}}
-    """) == ["spec: exactly one CNI add-on is required (calico, cilium, flannel); found calico and flannel"]
+    """) == ["spec: exactly one CNI add-on is required (calico, cilium, flannel), or kubernetes.cni: none to bring "
+             "your own; found calico and flannel"]
+
+
+def test_a_mooring_spec_may_bring_its_own_cni():
+    installer = parse_installer(textwrap.dedent("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec: {kubernetes: {version: latest, cni: none}}
+    """))
+    assert installer.options("kubernetes")["cni"] == "none"
+    assert problems("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec: {kubernetes: {version: latest, cni: none}, calico: {version: latest}}
+    """) == ["spec.kubernetes.cni: 'none' says the cluster brings its own CNI, but spec.calico is one; remove one of them"]
+    assert problems("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec: {kubernetes: {version: latest, cni: weave}, calico: {version: latest}}
+    """) == ["spec.kubernetes.cni: 'weave' is not one of none"]
 
 
 def test_cidrs_checked():
@@ -120,21 +141,59 @@ def test_kurl_document_is_mapped_and_unsupported_named():
         kind: Installer
         metadata: {name: kurl}
         spec:
-          kubernetes: {version: 1.35.x, serviceCIDR: 10.96.0.0/16, haCluster: false}
+          kubernetes: {version: 1.35.x, serviceCIDR: 10.96.0.0/16, haCluster: false, loadBalancerAddress: lb.example:6443}
           flannel: {version: latest, podCIDR: 10.40.0.0/16}
           containerd: {version: 2.1.x}
-          kotsadm: {version: latest}
+          kotsadm: {version: latest, applicationSlug: sentry}
           ekco: {version: latest}
     """))
     assert installer.source == "kurl"
     assert installer.addons["kubernetes"]["podCIDR"] == "10.40.0.0/16"
     assert installer.addons["kubernetes"]["serviceCIDR"] == "10.96.0.0/16"
+    assert installer.addons["kubernetes"]["controlPlaneEndpoint"] == "lb.example:6443"
     assert installer.unsupported == ["spec.ekco", "spec.kotsadm", "spec.kubernetes.haCluster"]
+    assert installer.warnings == ["spec.ekco: kURL add-on not supported by mooring.cluster; ignored",
+                                  "spec.kotsadm: kURL add-on not supported by mooring.cluster; ignored",
+                                  "spec.kubernetes.haCluster: kURL field not supported by mooring.cluster; ignored"]
+
+
+@pytest.mark.parametrize("head", [
+    "apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\n",
+    "apiVersion: kurl.sh/v1beta1\nkind: Installer\n",
+    "apiVersion: kurl.sh/v1beta1\n",          # kURL reads it without kind
+    "apiVersion: cluster.kurl.sh/v1beta1\n",
+    "",                                       # the bare body kURL's API receives
+], ids=["cluster.kurl.sh", "kurl.sh", "kurl.sh-no-kind", "cluster.kurl.sh-no-kind", "bare-spec"])
+def test_every_kurl_shape_is_read(head):
+    text = head + "spec:\n  kubernetes: {version: 1.35.x}\n  weave: {version: 2.8.1, podCIDR: 10.50.0.0/16}\n"
+    installer = parse_installer(text)
+    assert installer.source == "kurl"
+    assert installer.addons["kubernetes"]["cni"] == "none"
+    assert installer.addons["kubernetes"]["podCIDR"] == "10.50.0.0/16"
+    assert installer.unsupported == ["spec.weave"]
+    assert len(installer.warnings) == 1 and installer.warnings[0].startswith(
+        "spec.weave: kURL CNI not supported by mooring.cluster; the cluster is installed without a CNI")
+    assert hash_installer(text)[2] == installer.warnings
+
+
+def test_kurl_errors_keep_the_warnings():
+    text = "apiVersion: cluster.kurl.sh/v1beta1\nspec:\n  kubernetes: latest\n  calico: {version: latest}\n  rook: {version: 1.12.x}\n"
     with pytest.raises(SpecError) as err:
-        installer.require_supported()
-    assert err.value.problems == ["spec.ekco: not supported by mooring.cluster",
-                                  "spec.kotsadm: not supported by mooring.cluster",
-                                  "spec.kubernetes.haCluster: not supported by mooring.cluster"]
+        parse_installer(text)
+    assert err.value.problems == ["spec.kubernetes: must be a mapping of the add-on's fields, not 'latest'"]
+    assert err.value.warnings == ["spec.rook: kURL add-on not supported by mooring.cluster; ignored"]
+    with pytest.raises(SpecError) as err:
+        parse_installer("apiVersion: kurl.sh/v1beta1\nkind: Deployment\nspec: {rook: {version: 1.12.x}}\n")
+    assert err.value.problems == ["kind: 'Deployment' must be 'Installer'"]
+
+
+def test_kurl_spec_without_a_cni_says_so_once():
+    installer = parse_installer("apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\n"
+                                "spec: {kubernetes: {version: latest}, docker: {version: 20.10.x}}\n")
+    assert installer.warnings == [
+        "spec.docker: kURL add-on not supported by mooring.cluster; ignored",
+        "spec: no CNI add-on (calico or flannel); the cluster is installed without a CNI: install one yourself "
+        "after the control plane is up"]
 
 
 def test_kurl_hash_of_kurl_document_is_kurls_published_example():
@@ -149,7 +208,9 @@ def test_hash_only_needs_an_installer_shape():
     with pytest.raises(SpecError) as err:
         hash_installer("apiVersion: v1\nkind: Pod\nspec: {}\n")
     assert "not an Installer document" in str(err.value)
-    assert hash_installer("apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\nspec: {weave: {version: latest}}\n")
+    short, digest, warnings = hash_installer("apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\nspec: {weave: {version: latest}}\n")
+    assert digest.startswith(short) and len(short) == 7
+    assert len(warnings) == 1 and warnings[0].startswith("spec.weave: kURL CNI not supported")
 
 
 def test_hash_reads_the_text_as_kurl_did():

@@ -59,3 +59,31 @@ def test_catalog_list():
     run = mooring("catalog", "list", "kubernetes")
     assert run.returncode == 0
     assert run.stdout.splitlines()[0].startswith("1.36.4")
+
+
+def test_kurl_warnings_are_printed_by_validate_hash_and_resolve_also_with_errors(tmp_path):
+    good = "apiVersion: kurl.sh/v1beta1\nspec:\n  kubernetes: {version: 1.35.x}\n  calico: {version: latest}\n  rook: {version: 1.12.x}\n"
+    bad = good.replace("kubernetes: {version: 1.35.x}", "kubernetes: latest")
+    rook = "warning: spec.rook: kURL add-on not supported by mooring.cluster; ignored\n"
+    for command in ("validate", "hash", "resolve"):
+        run = mooring("spec", command, "-", stdin=good)
+        assert run.returncode == 0, run.stderr
+        assert run.stderr == rook
+    run = mooring("spec", "hash", "-", stdin=good)
+    assert len(run.stdout.strip()) == 7
+    for command in ("validate", "resolve"):
+        run = mooring("spec", command, "-", stdin=bad)
+        assert run.returncode == 1
+        assert run.stderr == rook + "error: spec.kubernetes: must be a mapping of the add-on's fields, not 'latest'\n"
+        assert "Traceback" not in run.stderr
+
+
+def test_a_closed_pipe_is_not_an_error():
+    code = "import sys; from ansible_collections.mooring.cluster.plugins.plugin_utils.cli.main import main; sys.exit(main())"
+    # The reader closes its end before the command writes (as `| head -1` does after one line).
+    proc = subprocess.Popen([sys.executable, "-c", code, "catalog", "list"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait() == 0, stderr
+    assert stderr == ""
