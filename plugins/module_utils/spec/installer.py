@@ -161,9 +161,11 @@ class Installer(object):
     and what that means for the cluster.
     """
 
-    def __init__(self, document, addons, source, unsupported, hash_document=None, warnings=()):
+    def __init__(self, document, addons, source, unsupported, hash_document=None, warnings=(), name=None):
         self.document = document
-        self.spec = document.get("spec") or {}
+        # JSON's keys are strings (kURL reads the document as JavaScript does): a YAML key such as
+        # ``1`` is the key "1" in the lock, as in the hash.
+        self.spec = _string_keys(document.get("spec") or {})
         self.addons = addons
         self.source = source
         self.unsupported = unsupported
@@ -171,10 +173,11 @@ class Installer(object):
         # The document as kurl.sh parsed it; only the hash reads it.
         self._hash_document = hash_document if hash_document is not None else document
         self._digest = None
+        self._name = name or "installer"
 
     @property
     def name(self):
-        return str((self.document.get("metadata") or {}).get("name") or "installer")
+        return self._name
 
     def hash_now(self):
         """Compute the kURL digest (raises KurlHashError where kURL would fail); it is kept."""
@@ -195,6 +198,14 @@ class Installer(object):
 
     def options(self, addon):
         return {k: v for k, v in self.addons[addon].items() if k != "version"}
+
+
+def _string_keys(value):
+    if isinstance(value, dict):
+        return {str(k): _string_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_string_keys(v) for v in value]
+    return value
 
 
 def load_document(source):
@@ -436,7 +447,9 @@ def parse_installer(source):
         problems.extend(_semantic_problems(addons))
     if problems:
         raise SpecError("the installer spec is invalid", problems, warnings)
-    installer = Installer(document, addons, source_kind, unsupported, _hash_document(source, document), warnings)
+    metadata = checked.get("metadata") if isinstance(checked.get("metadata"), dict) else {}
+    installer = Installer(document, addons, source_kind, unsupported, _hash_document(source, document), warnings,
+                          str(metadata.get("name") or "installer"))
     try:
         installer.hash_now()
     except KurlHashError as exc:  # kURL could not have hashed it either
