@@ -331,6 +331,9 @@ def _map_kurl(document):
         if key not in KURL_TOP_LEVEL:
             unsupported.append(str(key))
             warnings.append("%s: not read by kURL or mooring.cluster; ignored" % key)
+    if "kubernetes" not in spec:
+        problems.append("spec.kubernetes: required; mooring.cluster installs upstream Kubernetes with kubeadm "
+                        "(a kURL spec for k3s or rke2 has no counterpart)")
     no_cni = []
     for name in sorted(spec, key=str):
         values = spec[name]
@@ -376,7 +379,9 @@ def _map_kurl(document):
     metadata = document.get("metadata")
     metadata = copy.deepcopy(metadata) if isinstance(metadata, dict) else {}
     name = metadata.get("name")
-    if name is not None and not (isinstance(name, str) and _DNS_NAME.match(name) and len(name) <= 63):
+    if name in (None, ""):
+        metadata.pop("name", None)
+    elif not (isinstance(name, str) and _DNS_NAME.match(name) and len(name) <= 63):
         warnings.append("metadata.name: %s is not a DNS name; the lock names the installer 'installer'" % _render(name))
         metadata.pop("name")
     result = {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": mapped}
@@ -463,7 +468,11 @@ def hash_installer(source):
     The add-ons are not validated: hashing is defined for any Installer document kURL would
     hash, including kURL add-ons mooring.cluster does not support (named in ``warnings``).
     """
-    document, source_kind, _checked, _unsupported, warnings, problems = _read(source)
+    document = load_document(source)
+    source_kind, problems = _shape(document)
+    warnings = []
+    if source_kind == "kurl" and not problems:
+        warnings = _map_kurl(document)[2]  # what the spec maps to does not change its hash
     if source_kind == "mooring":
         if document.get("kind") != KIND or document.get("apiVersion") != API_VERSION:
             problems.append("not an Installer document: apiVersion must be one of %s and kind must be Installer"
