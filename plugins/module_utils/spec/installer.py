@@ -126,12 +126,13 @@ DEFAULTS = {
     "flannel": {"backend": "vxlan"},
 }
 
-# kURL add-on -> {kURL field: (our add-on, our field)}. A kURL add-on listed here is installed
+# kURL add-on -> {kURL field: (our add-on, our field path)}. A kURL add-on listed here is installed
 # (its version resolved against our catalog); its other fields are named in a warning each.
 KURL_MAPPING = {
     "kubernetes": {"version": ("kubernetes", "version"), "serviceCIDR": ("kubernetes", "serviceCIDR"),
                    "clusterName": ("kubernetes", "clusterName"),
-                   "loadBalancerAddress": ("kubernetes", "controlPlaneEndpoint")},
+                   "loadBalancerAddress": ("kubernetes", "controlPlaneEndpoint"),
+                   "maxPodsPerNode": ("kubernetes", "kubelet.maxPods")},
     "containerd": {"version": ("containerd", "version")},
     "calico": {"version": ("calico", "version")},
     "flannel": {"version": ("flannel", "version"), "podCIDR": ("kubernetes", "podCIDR")},
@@ -146,7 +147,7 @@ KURL_MAPPING = {
 # the pod network they were given is kept for kubeadm.
 KURL_OTHER_CNIS = {"weave": {"podCIDR": ("kubernetes", "podCIDR")}, "antrea": {"podCIDR": ("kubernetes", "podCIDR")}}
 # kURL's settings sections (not add-ons): named as settings in warnings.
-KURL_SETTINGS = ("kurl", "selinuxConfig", "iptablesConfig", "firewalldConfig")
+KURL_SETTINGS = ("kurl", "selinuxConfig", "iptablesConfig", "firewalldConfig", "ufwConfig")
 # The document keys besides spec that kURL reads.
 KURL_TOP_LEVEL = ("apiVersion", "kind", "metadata", "spec")
 NO_CNI = "none"
@@ -315,7 +316,11 @@ def _map_kurl_addon(name, values, fields, mapped, unsupported):
         value = _kurl_value(values[field])
         if value is not None:
             addon, ours = fields[field]
-            mapped.setdefault(addon, {})[ours] = value
+            target = mapped.setdefault(addon, {})
+            *parents, leaf = ours.split(".")
+            for parent in parents:
+                target = target.setdefault(parent, {})
+            target[leaf] = value
 
 
 def _map_kurl(document):

@@ -141,7 +141,8 @@ def test_kurl_document_is_mapped_and_unsupported_named():
         kind: Installer
         metadata: {name: kurl}
         spec:
-          kubernetes: {version: 1.35.x, serviceCIDR: 10.96.0.0/16, haCluster: false, loadBalancerAddress: lb.example:6443}
+          kubernetes: {version: 1.35.x, serviceCIDR: 10.96.0.0/16, haCluster: false, loadBalancerAddress: lb.example:6443,
+                       maxPodsPerNode: 200}
           flannel: {version: latest, podCIDR: 10.40.0.0/16}
           containerd: {version: 2.1.x}
           kotsadm: {version: latest, applicationSlug: sentry}
@@ -151,6 +152,7 @@ def test_kurl_document_is_mapped_and_unsupported_named():
     assert installer.addons["kubernetes"]["podCIDR"] == "10.40.0.0/16"
     assert installer.addons["kubernetes"]["serviceCIDR"] == "10.96.0.0/16"
     assert installer.addons["kubernetes"]["controlPlaneEndpoint"] == "lb.example:6443"
+    assert installer.addons["kubernetes"]["kubelet"] == {"maxPods": 200}
     assert installer.unsupported == ["spec.ekco", "spec.kotsadm", "spec.kubernetes.haCluster"]
     assert installer.warnings == ["spec.ekco: kURL add-on not supported by mooring.cluster; ignored",
                                   "spec.kotsadm: kURL add-on not supported by mooring.cluster; ignored",
