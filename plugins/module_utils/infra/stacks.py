@@ -2,7 +2,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """PRIVATE to mooring.cluster: versioned cluster stacks and their Cluster API export.
 
-A stack lives in ``stacks/<provider>/<stack>/<kubernetes-major-minor>/`` (``1-34``)::
+Three layouts are recognised (by the files in the stack directory, in this order):
+
+``mooring`` (``installer.yaml`` present): ``stacks/<provider>/<stack>/<kubernetes-major-minor>/``::
 
     metadata.yaml          metadata.clusterstack.x-k8s.io/v1alpha1 versions
     installer.yaml         the installer spec (exact versions only)
@@ -11,21 +13,48 @@ A stack lives in ``stacks/<provider>/<stack>/<kubernetes-major-minor>/`` (``1-34
     node-image/            image.yaml: the node image definition
     release.yaml           the last release: its versions and the content hash of each part
 
-Parts and what each content hash covers (every hash is independent of file order,
-modification times and permissions):
+``csctl`` (``csctl.yaml`` present; SovereignCloudStack/cluster-stacks today, built by csctl):
+``csctl.yaml`` (provider type, cluster stack name, Kubernetes version), ``cluster-class/`` (Helm
+chart), ``cluster-addon/`` (a chart, or one chart per add-on in ``cluster-addon/<addon>/``),
+``clusteraddon.yaml``, ``versions.yaml``, node image files; ``metadata.yaml`` is optional.
 
-* ``clusterAddon`` (component): ``cluster-addon/`` plus the installer spec's add-ons that the
-  cluster-addon chart installs (everything but kubernetes, etcd and containerd);
-* ``nodeImage`` (component): ``node-image/`` plus the spec's kubernetes and containerd entries;
-* ``clusterClass`` (no version of its own): ``cluster-class/`` plus the whole installer spec.
+``seed`` (``metadata.yaml`` without ``installer.yaml`` or ``csctl.yaml``; the early
+cluster-stacks ``providers/<provider>/<name>/<1-NN>/``): ``metadata.yaml`` (which also holds the
+Kubernetes version), ``cluster-class/`` and ``cluster-addon/`` Helm charts, ``node-images/``,
+``node-images.yaml``, ``cluster-addon-values.yaml``, topology files.
+
+Parts and what each content hash covers (every hash is independent of file order,
+modification times and permissions; names starting with ``.`` are skipped):
+
+* mooring: ``clusterAddon`` = ``cluster-addon/`` plus the installer spec's add-ons that the
+  cluster-addon chart installs (everything but kubernetes, etcd and containerd); ``nodeImage`` =
+  ``node-image/`` plus the spec's kubernetes and containerd entries; ``clusterClass`` (no version
+  of its own) = ``cluster-class/`` plus the whole installer spec.
+* csctl and seed: every file of the stack belongs to exactly one part, by its top-level entry:
+  ``nodeImage`` = ``node-image/``, ``node-images/``, ``node-images.yaml``, ``image.yaml``,
+  ``kubernetes.yaml``; ``clusterAddon`` = ``cluster-addon/``, ``cluster-addon-values.yaml``,
+  ``clusteraddon.yaml``, ``versions.yaml``; ``clusterClass`` = ``cluster-class/`` and every other
+  file (topology files, ``csctl.yaml``, READMEs, anything unknown), so that no edit goes
+  unversioned. ``metadata.yaml`` and ``release.yaml`` are the version record and never hashed.
+  The Kubernetes version is hashed into ``nodeImage`` and ``clusterClass``. Texts are hashed
+  with the version fields a bump rewrites normalised: the top-level ``version`` of the stack's
+  own charts (``cluster-class/Chart.yaml``, ``cluster-addon/Chart.yaml``,
+  ``cluster-addon/<addon>/Chart.yaml``) and every ClusterClass name ``<stack name>-<version>``.
 
 ``plan_versions`` bumps a component's version exactly when its hash differs from the last
-release's, and the stack version when any part changed; never otherwise.
+release's, and the stack version when any part changed; never otherwise. Versions are either
+stable (``v1``, ``v2``, ...) or csctl's hash-mode dev versions (``v0-sha.<7 characters>``,
+chosen by writing such a version into metadata.yaml or, without metadata.yaml, into
+cluster-class/Chart.yaml). ``apply_versions`` writes every place that carries a version
+(metadata.yaml, the charts' ``version``, literal ClusterClass names) by editing the scalar in
+place, and release.yaml.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
+import fnmatch
 import hashlib
 import os
 import re
@@ -57,11 +86,32 @@ KCP_GROUP_VERSION = "controlplane.cluster.x-k8s.io/v1beta1"
 KUBEADM_GROUP_VERSION = "bootstrap.cluster.x-k8s.io/v1beta1"
 CAPO_GROUP_VERSION = "infrastructure.cluster.x-k8s.io/v1beta1"
 
+LAYOUTS = ("mooring", "csctl", "seed")
+RECORD_FILES = ("metadata.yaml", "release.yaml")
+# Top-level entries of csctl/seed stacks and the part they belong to; anything else is clusterClass.
+ENTRY_PARTS = {
+    "node-image": "nodeImage", "node-images": "nodeImage", "node-images.yaml": "nodeImage",
+    "image.yaml": "nodeImage", "kubernetes.yaml": "nodeImage",
+    "cluster-addon": "clusterAddon", "cluster-addon-values.yaml": "clusterAddon",
+    "clusteraddon.yaml": "clusterAddon", "versions.yaml": "clusterAddon",
+}
+# The stack's own charts: their top-level ``version`` carries a stack version (fnmatch on posix paths).
+CHART_VERSION_OF = (("cluster-class/Chart.yaml", "clusterStack"),
+                    ("cluster-addon/Chart.yaml", "clusterAddon"),
+                    ("cluster-addon/*/Chart.yaml", "clusterAddon"))
+DOT_FILES_KEPT = (".helmignore",)
+
 _VN = re.compile(r"^v([1-9][0-9]*)$")
+_DEV = re.compile(r"^v0-sha\.([a-z0-9]+)$")
 _KUBE = re.compile(r"^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
 _MINOR_DIR = re.compile(r"^(0|[1-9][0-9]*)-(0|[1-9][0-9]*)$")
 _EXACT = re.compile(r"^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_CSCTL_PLACEHOLDER = re.compile(r"^<<\s*\.[A-Za-z]+\s*>>$")
+# Hashes see the versions a bump rewrites as csctl's own placeholders, so that a tree written
+# with those placeholders hashes exactly as csctl hashes it.
+_CLUSTER_CLASS_MARK = "<< .ClusterClassVersion >>"
+_CLUSTER_ADDON_MARK = "<< .ClusterAddonVersion >>"
 
 
 class StackError(MooringError):
@@ -93,14 +143,118 @@ def tree_entries(root):
     return sorted(entries)
 
 
-def part_hash(root, spec_parts):
-    """sha256 over a directory's entries and a canonical JSON of the spec sections it ships."""
+def _entries_hash(entries, spec_parts):
     h = hashlib.sha256()
-    for rel, kind, digest in tree_entries(root):
+    for rel, kind, digest in entries:
         h.update(("%s\0%s\0%s\n" % (rel, kind, digest)).encode("utf-8"))
     h.update(b"spec\0")
     h.update(canonical_json(spec_parts))
     return "sha256:" + h.hexdigest()
+
+
+def part_hash(root, spec_parts):
+    """sha256 over a directory's entries and a canonical JSON of the spec sections it ships."""
+    return _entries_hash(tree_entries(root), spec_parts)
+
+
+def csctl_dirhash(files):
+    """csctl's hash-mode string for ``[(relative posix path, content bytes)]``.
+
+    Go's ``dirhash.Hash1`` (sha256 over sorted lines ``"<hex sha256>  <path>\\n"``, standard
+    base64), then csctl's clean-up (no ``/``, ``+``, ``=``, lower case) and its first 7 characters.
+    """
+    h = hashlib.sha256()
+    for rel, data in sorted(files, key=lambda f: f[0].encode("utf-8")):
+        h.update(("%s  %s\n" % (hashlib.sha256(data).hexdigest(), rel)).encode("utf-8"))
+    text = base64.b64encode(h.digest()).decode("ascii")
+    for ch in "/=+":
+        text = text.replace(ch, "")
+    return text.lower()[:7]
+
+
+# --------------------------------------------------------------------------- YAML scalars in place
+_KEY_LINE = re.compile(r"^(?P<indent> *)(?P<key>[^\s#:'\"-][^:#]*?|'[^']*'|\"[^\"]*\")\s*:(?=\s|$)")
+_SCALAR = re.compile(r"^(?P<pre>\s*)(?P<value>\"[^\"]*\"|'[^']*'|[^\s#][^#]*?)?(?P<post>\s+#.*|\s*)$")
+
+
+def _unquote(key):
+    key = key.strip()
+    if len(key) >= 2 and key[0] == key[-1] and key[0] in "'\"":
+        return key[1:-1]
+    return key
+
+
+def _find_scalar(lines, keys):
+    """Index of the line holding ``keys`` (a path of block-mapping keys) and the span of its value.
+
+    Returns ``(line index, start, end)`` of the scalar text (quotes included) or None when the
+    path is not a plain block-style scalar. Only block mappings are followed, by indentation.
+    """
+    start, end, parent_indent = 0, len(lines), -1
+    found = None
+    for want in keys:
+        child_indent = None
+        found = None
+        for i in range(start, end):
+            line = lines[i].rstrip("\r\n")
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#") or stripped in ("---", "..."):
+                continue
+            indent = len(line) - len(line.lstrip(" "))
+            if indent <= parent_indent:
+                end = i
+                break
+            if child_indent is None:
+                child_indent = indent
+            if indent != child_indent:
+                continue
+            m = _KEY_LINE.match(line)
+            if m and _unquote(m.group("key")) == want:
+                found = (i, m.end())
+                # the block of this key ends at the next line indented <= child_indent
+                nested_end = end
+                for k in range(i + 1, end):
+                    other = lines[k].rstrip("\r\n")
+                    if other.strip() and not other.strip().startswith("#") and \
+                            len(other) - len(other.lstrip(" ")) <= child_indent:
+                        nested_end = k
+                        break
+                start, end, parent_indent = i + 1, nested_end, child_indent
+                break
+        if found is None:
+            return None
+    i, col = found
+    line = lines[i].rstrip("\r\n")
+    m = _SCALAR.match(line[col:])
+    if not m or m.group("value") is None or m.group("value")[0] in "|>&*!{[":
+        return None
+    return i, col + m.start("value"), col + m.end("value")
+
+
+def yaml_scalar(text, keys):
+    """The plain text of the block-style scalar at ``keys`` (quotes removed), or None."""
+    lines = text.splitlines(True)
+    hit = _find_scalar(lines, keys)
+    if hit is None:
+        return None
+    i, a, b = hit
+    return _unquote(lines[i][a:b])
+
+
+def set_yaml_scalar(text, keys, value):
+    """``text`` with the scalar at ``keys`` replaced by ``value`` (its quoting kept); None when absent.
+
+    Everything else — comments, key order, indentation — stays byte for byte.
+    """
+    lines = text.splitlines(True)
+    hit = _find_scalar(lines, keys)
+    if hit is None:
+        return None
+    i, a, b = hit
+    old = lines[i][a:b]
+    quote = old[0] if old[:1] in ("'", '"') and len(old) >= 2 and old[-1] == old[0] else ""
+    lines[i] = lines[i][:a] + quote + value + quote + lines[i][b:]
+    return "".join(lines)
 
 
 # --------------------------------------------------------------------------- loading
@@ -123,7 +277,24 @@ def _version_number(value, field, path):
     return int(m.group(1))
 
 
-def load_metadata(path):
+def is_dev_version(value):
+    """True for csctl's hash-mode versions ``v0-sha.<hash>``."""
+    return isinstance(value, str) and bool(_DEV.match(value))
+
+
+def _check_version(value, field, path, problems, dev_ok):
+    if dev_ok and is_dev_version(value):
+        return
+    try:
+        _version_number(value, field, path)
+    except StackError as exc:
+        if dev_ok:
+            problems.append("%s: %s is %r, expected v<N> (v1, v2, ...) or v0-sha.<hash>" % (path, field, value))
+        else:
+            problems.extend(exc.problems)
+
+
+def load_metadata(path, dev_ok=True):
     doc = _load_yaml(path, "metadata.yaml")
     problems = []
     if not isinstance(doc, dict):
@@ -132,12 +303,9 @@ def load_metadata(path):
         problems.append("%s: apiVersion is %r, expected %r" % (path, doc.get("apiVersion"), METADATA_API_VERSION))
     versions = doc.get("versions") if isinstance(doc.get("versions"), dict) else {}
     components = versions.get("components") if isinstance(versions.get("components"), dict) else {}
-    try:
-        _version_number(versions.get("clusterStack"), "versions.clusterStack", path)
-        for c in COMPONENTS:
-            _version_number(components.get(c), "versions.components.%s" % c, path)
-    except StackError as exc:
-        problems.extend(exc.problems)
+    _check_version(versions.get("clusterStack"), "versions.clusterStack", path, problems, dev_ok)
+    for c in COMPONENTS:
+        _check_version(components.get(c), "versions.components.%s" % c, path, problems, dev_ok)
     if not _KUBE.match(str(versions.get("kubernetes"))):
         problems.append("%s: versions.kubernetes is %r, expected vX.Y.Z" % (path, versions.get("kubernetes")))
     extra = sorted(set(components) - set(COMPONENTS))
@@ -167,12 +335,70 @@ def load_release(path):
     return doc
 
 
+def load_csctl_config(path):
+    """csctl.yaml as csctl reads it: provider type, cluster stack name and Kubernetes version."""
+    doc = _load_yaml(path, "csctl.yaml")
+    if not isinstance(doc, dict) or not isinstance(doc.get("config"), dict):
+        raise StackError("bad csctl config", ["%s: expected a mapping with 'config'" % path])
+    cfg = doc["config"]
+    provider = cfg.get("provider") if isinstance(cfg.get("provider"), dict) else {}
+    problems = []
+    ptype = provider.get("type")
+    if not isinstance(ptype, str) or not ptype or len(ptype) > 253 or not _DNS1123.match(ptype):
+        problems.append("%s: config.provider.type is %r, expected a lower-case DNS label" % (path, ptype))
+    name = cfg.get("clusterStackName")
+    if not isinstance(name, str) or not _DNS1123.match(name):
+        problems.append("%s: config.clusterStackName is %r, expected a lower-case DNS label" % (path, name))
+    kube = cfg.get("kubernetesVersion")
+    if not isinstance(kube, str) or not _KUBE.match(kube):
+        problems.append("%s: config.kubernetesVersion is %r, expected vX.Y.Z" % (path, kube))
+    if problems:
+        raise StackError("bad csctl config", problems)
+    return doc
+
+
+def detect_layout(path):
+    """``mooring``, ``csctl`` or ``seed`` for a stack directory; None when it is none of these."""
+    if os.path.isfile(os.path.join(path, "installer.yaml")):
+        return "mooring"
+    if os.path.isfile(os.path.join(path, "csctl.yaml")):
+        return "csctl"
+    if os.path.isfile(os.path.join(path, "metadata.yaml")):
+        return "seed"
+    return None
+
+
+def _minor_of(kube):
+    return "-".join(kube.lstrip("v").split(".")[:2])
+
+
 class Stack(object):
-    """One stack directory: its identity, installer spec, metadata and current hashes."""
+    """One stack directory: its layout, identity, Kubernetes version, metadata and current hashes."""
 
     def __init__(self, path):
         self.path = os.path.abspath(path)
+        self.layout = detect_layout(self.path)
+        if self.layout is None:
+            raise StackError("no stack", ["%s: neither installer.yaml, csctl.yaml nor metadata.yaml" % path])
+        self.metadata_path = os.path.join(self.path, "metadata.yaml")
+        self.release_path = os.path.join(self.path, "release.yaml")
+        self.installer_path = os.path.join(self.path, "installer.yaml")
+        self.csctl_path = os.path.join(self.path, "csctl.yaml")
+        self.installer = None
+        self.spec = {}
+        self.csctl = None
         parts = self.path.rstrip(os.sep).split(os.sep)
+        if self.layout == "csctl":
+            self.csctl = load_csctl_config(self.csctl_path)
+            cfg = self.csctl["config"]
+            self.provider, self.stack = cfg["provider"]["type"], cfg["clusterStackName"]
+            self.kubernetes = cfg["kubernetesVersion"]
+            self.minor_dir = _minor_of(self.kubernetes)
+            if _MINOR_DIR.match(parts[-1]) and parts[-1] != self.minor_dir:
+                raise StackError("stack %s is inconsistent" % self.name, [
+                    "%s: directory %s does not match config.kubernetesVersion %s" % (self.path, parts[-1], self.kubernetes)])
+            self.metadata = load_metadata(self.metadata_path) if os.path.isfile(self.metadata_path) else None
+            return
         if len(parts) < 3:
             raise StackError("bad stack path", ["%s: expected .../<provider>/<stack>/<major-minor>" % path])
         self.provider, self.stack, self.minor_dir = parts[-3], parts[-2], parts[-1]
@@ -184,13 +410,18 @@ class Stack(object):
             problems.append("%s: directory %r must be the Kubernetes major-minor, e.g. 1-34" % (path, self.minor_dir))
         if problems:
             raise StackError("bad stack path", problems)
-        self.metadata_path = os.path.join(self.path, "metadata.yaml")
-        self.release_path = os.path.join(self.path, "release.yaml")
-        self.installer_path = os.path.join(self.path, "installer.yaml")
+        if self.layout == "mooring":
+            self.metadata = load_metadata(self.metadata_path, dev_ok=False)
+            self.installer = _load_installer(self.installer_path)
+            self.spec = self.installer.spec
+            self._check_kubernetes()
+            self.kubernetes = self.spec_kubernetes()
+            return
         self.metadata = load_metadata(self.metadata_path)
-        self.installer = _load_installer(self.installer_path)
-        self.spec = self.installer.spec
-        self._check_kubernetes()
+        self.kubernetes = self.metadata["versions"]["kubernetes"]
+        if self.minor_dir != _minor_of(self.kubernetes):
+            raise StackError("stack %s is inconsistent" % self.name, [
+                "%s: directory %s does not match versions.kubernetes %s" % (self.metadata_path, self.minor_dir, self.kubernetes)])
 
     @property
     def name(self):
@@ -215,17 +446,168 @@ class Stack(object):
             raise StackError("stack %s is inconsistent" % self.name, problems)
 
     def spec_kubernetes(self):
+        if self.layout != "mooring":
+            return self.kubernetes
         return "v" + str(self.spec["kubernetes"]["version"]).lstrip("v")
 
+    # ---- files
+    def files(self):
+        """``[(relative posix path, kind, absolute path)]`` of every file of the stack but the record files."""
+        out = []
+        for dirpath, dirnames, filenames in os.walk(self.path):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in filenames:
+                if name.startswith(".") and name not in DOT_FILES_KEPT:
+                    continue
+                full = os.path.join(dirpath, name)
+                rel = os.path.relpath(full, self.path).replace(os.sep, "/")
+                if rel in RECORD_FILES:
+                    continue
+                mode = os.lstat(full).st_mode
+                if stat.S_ISLNK(mode):
+                    out.append((rel, "link", full))
+                elif stat.S_ISREG(mode):
+                    out.append((rel, "file", full))
+        return sorted(out)
+
+    @staticmethod
+    def part_of(rel):
+        """The part a csctl/seed file belongs to, by its top-level entry (unknown: clusterClass)."""
+        return ENTRY_PARTS.get(rel.split("/", 1)[0], "clusterClass")
+
+    @staticmethod
+    def chart_version_field(rel):
+        """The version a stack chart's ``version`` carries (``clusterStack``/``clusterAddon``), else None."""
+        for pattern, which in CHART_VERSION_OF:
+            if fnmatch.fnmatchcase(rel, pattern) and rel.count("/") == pattern.count("/"):
+                return which
+        return None
+
+    def _class_name_pattern(self):
+        return re.compile(re.escape(self.name) + r"-(?:v0-sha\.[a-z0-9]+|v[0-9]+)(?![A-Za-z0-9_])")
+
+    def rewrite_text(self, rel, text, versions):
+        """``text`` of ``rel`` with every carried version set from ``versions`` (``None``: csctl's placeholders)."""
+        marks = {"clusterStack": _CLUSTER_CLASS_MARK, "clusterAddon": _CLUSTER_ADDON_MARK}
+        cluster_stack = versions["clusterStack"] if versions else marks["clusterStack"]
+        field = self.chart_version_field(rel)
+        if field:
+            if versions is None:
+                value = marks[field]
+            else:
+                value = versions["clusterStack"] if field == "clusterStack" else versions["components"]["clusterAddon"]
+            current = yaml_scalar(text, ["version"])
+            # csctl's own placeholders (``<< .ClusterClassVersion >>``) are left to csctl
+            if current is not None and (versions is None or not _CSCTL_PLACEHOLDER.match(current)):
+                text = set_yaml_scalar(text, ["version"], value)
+        return self._class_name_pattern().sub(self.name + "-" + cluster_stack, text)
+
+    def _content(self, rel, kind, full, versions=None):
+        """Bytes of a file as hashed (``versions`` None: version fields normalised) or as it must be."""
+        if kind == "link":
+            return os.readlink(full).encode("utf-8")
+        with open(full, "rb") as f:
+            data = f.read()
+        if self.layout == "mooring" or b"\0" in data:
+            return data
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return data
+        return self.rewrite_text(rel, text, versions).encode("utf-8")
+
+    # ---- hashes
     def hashes(self):
-        spec = self.spec
-        addon_parts = {k: v for k, v in spec.items() if k not in NOT_IN_CLUSTER_ADDON}
-        image_parts = {k: spec[k] for k in NODE_IMAGE_ADDONS if k in spec}
+        if self.layout == "mooring":
+            spec = self.spec
+            addon_parts = {k: v for k, v in spec.items() if k not in NOT_IN_CLUSTER_ADDON}
+            image_parts = {k: spec[k] for k in NODE_IMAGE_ADDONS if k in spec}
+            return {
+                "clusterAddon": part_hash(os.path.join(self.path, PART_DIRS["clusterAddon"]), addon_parts),
+                "nodeImage": part_hash(os.path.join(self.path, PART_DIRS["nodeImage"]), image_parts),
+                "clusterClass": part_hash(os.path.join(self.path, PART_DIRS["clusterClass"]), spec),
+            }
+        entries = {p: [] for p in PARTS}
+        for rel, kind, full in self.files():
+            digest = hashlib.sha256(self._content(rel, kind, full)).hexdigest()
+            entries[self.part_of(rel)].append((rel, kind, digest))
+        kube = {"kubernetes": self.kubernetes}
         return {
-            "clusterAddon": part_hash(os.path.join(self.path, PART_DIRS["clusterAddon"]), addon_parts),
-            "nodeImage": part_hash(os.path.join(self.path, PART_DIRS["nodeImage"]), image_parts),
-            "clusterClass": part_hash(os.path.join(self.path, PART_DIRS["clusterClass"]), spec),
+            "clusterAddon": _entries_hash(entries["clusterAddon"], {}),
+            "nodeImage": _entries_hash(entries["nodeImage"], kube),
+            "clusterClass": _entries_hash(entries["clusterClass"], kube),
         }
+
+    def dev_version(self):
+        """csctl's hash-mode version ``v0-sha.<7>`` of this stack's content.
+
+        csctl hashes the whole directory; here the record files (metadata.yaml, release.yaml) are
+        left out and the version fields normalised, so the value does not move when a bump
+        rewrites them. A seed stack's Kubernetes version (kept in metadata.yaml) is added as the
+        pseudo-file ``.kubernetes-version``.
+        """
+        files = [(rel, self._content(rel, kind, full)) for rel, kind, full in self.files()]
+        if self.layout == "seed":
+            files.append((".kubernetes-version", self.kubernetes.encode("utf-8")))
+        return "v0-sha." + csctl_dirhash(files)
+
+    # ---- versions carried by files
+    def current_versions(self, release=None):
+        """The versions the stack says it has now (metadata.yaml, else its charts, else the release)."""
+        if self.metadata is not None:
+            versions = metadata_versions(self.metadata)
+            versions["kubernetes"] = self.spec_kubernetes()
+            return versions
+        found = {"clusterStack": None, "clusterAddon": None}
+        for rel, kind, full in self.files():
+            field = self.chart_version_field(rel)
+            if field and kind == "file" and found[field] is None:
+                with open(full, encoding="utf-8") as f:
+                    value = yaml_scalar(f.read(), ["version"])
+                if value and (_VN.match(value) or _DEV.match(value)):
+                    found[field] = value
+        recorded = (release or {}).get("versions") or {}
+        rc = recorded.get("components") or {}
+        return {"clusterStack": found["clusterStack"] or recorded.get("clusterStack") or "v1",
+                "kubernetes": self.spec_kubernetes(),
+                "components": {"clusterAddon": found["clusterAddon"] or rc.get("clusterAddon") or "v1",
+                               "nodeImage": rc.get("nodeImage") or "v1"}}
+
+    def version_edits(self, versions):
+        """``{path: new text}`` for every file whose carried versions differ from ``versions``."""
+        edits = {}
+        if self.metadata is not None:
+            with open(self.metadata_path, encoding="utf-8") as f:
+                old = f.read()
+            new = old
+            for keys, value in ((["versions", "clusterStack"], versions["clusterStack"]),
+                                (["versions", "kubernetes"], versions["kubernetes"]),
+                                (["versions", "components", "clusterAddon"], versions["components"]["clusterAddon"]),
+                                (["versions", "components", "nodeImage"], versions["components"]["nodeImage"])):
+                new = set_yaml_scalar(new, keys, value) if new is not None else None
+            if new is None:  # not plain block style: written anew (comments are lost)
+                doc = copy.deepcopy(self.metadata)
+                doc["versions"] = versions
+                new = _dump(doc)
+            if new != old:
+                edits[self.metadata_path] = new
+        if self.layout == "mooring":
+            return edits
+        for rel, kind, full in self.files():
+            if kind != "file":
+                continue
+            with open(full, "rb") as f:
+                data = f.read()
+            if b"\0" in data:
+                continue
+            try:
+                old = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            new = self.rewrite_text(rel, old, versions)
+            if new != old:
+                edits[full] = new
+        return edits
 
 
 def _load_installer(path):
@@ -240,64 +622,98 @@ def _load_installer(path):
 
 
 def find_stacks(path):
-    """``path`` itself when it is a stack (has metadata.yaml), else every stack below it."""
+    """``path`` itself when it is a stack, else every stack below it (not looking inside stacks).
+
+    A stack is a directory with ``installer.yaml``, ``csctl.yaml`` or ``metadata.yaml``.
+    """
     path = os.path.abspath(path)
-    if os.path.isfile(os.path.join(path, "metadata.yaml")):
+    if detect_layout(path):
         return [path]
     if not os.path.isdir(path):
         raise StackError("no stack", ["%s is not a directory" % path])
-    found = sorted(d for d, _dirs, files in os.walk(path) if "metadata.yaml" in files)
+    found = []
+    for d, dirs, _files in os.walk(path):
+        dirs[:] = sorted(x for x in dirs if not x.startswith("."))
+        if detect_layout(d):
+            found.append(d)
+            dirs[:] = []
     if not found:
-        raise StackError("no stack", ["no metadata.yaml below %s" % path])
-    return found
+        raise StackError("no stack", ["no metadata.yaml, csctl.yaml or installer.yaml below %s" % path])
+    return sorted(found)
 
 
 # --------------------------------------------------------------------------- versions
+def _bumped(base, moved):
+    return "v%d" % (base + 1 if moved else base)
+
+
 def plan_versions(stack):
     """Decide versions from hashes: returns a dict describing the plan.
 
-    ``due``: True when metadata.yaml/release.yaml must be (re)written; ``changed``: the parts
-    whose content differs from the last release; ``versions``: what the metadata must say;
-    ``reasons``: one line per decision.
+    ``due``: True when files must be (re)written; ``changed``: the parts whose content differs
+    from the last release; ``versions``: what the stack must say; ``edits``: ``{path: text}`` of
+    the files carrying versions that must change; ``reasons``: one line per decision;
+    ``mode``: ``stable`` or ``hash`` (csctl's ``v0-sha.<hash>`` dev versions).
     """
-    current = metadata_versions(stack.metadata)
     hashes = stack.hashes()
     release = load_release(stack.release_path)
+    current = stack.current_versions(release)
+    mode = "hash" if is_dev_version(current["clusterStack"]) else "stable"
     reasons = []
-    if release is None:
+    recorded = release["versions"] if release else None
+    same_mode = bool(recorded) and is_dev_version(recorded.get("clusterStack")) == (mode == "hash")
+    first = release is None or not same_mode
+    if mode == "hash":
+        dev = stack.dev_version()
+        if first:
+            changed = list(PARTS)
+            versions = {"clusterStack": dev, "kubernetes": stack.spec_kubernetes(),
+                        "components": {c: dev for c in COMPONENTS}}
+            reasons.append("%s: no hash-mode release recorded yet; recording %s" % (stack.name, dev))
+        else:
+            changed = [p for p in PARTS if hashes[p] != release["hashes"].get(p)]
+            rc = recorded.get("components") or {}
+            versions = {"clusterStack": dev if changed else recorded["clusterStack"],
+                        "kubernetes": stack.spec_kubernetes(),
+                        "components": {c: dev if c in changed else rc.get(c, dev) for c in COMPONENTS}}
+    elif first:
+        changed = list(PARTS)
         versions = copy.deepcopy(current)
-        versions["kubernetes"] = stack.spec_kubernetes()
+        problems = []
+        _check_version(versions["clusterStack"], "clusterStack", stack.path, problems, False)
+        for c in COMPONENTS:
+            _check_version(versions["components"][c], "components.%s" % c, stack.path, problems, False)
+        if problems:
+            raise StackError("stack %s has no stable versions to record" % stack.name, problems)
         reasons.append("%s: no release recorded yet; recording %s as the first release" % (stack.name, versions["clusterStack"]))
-        return {"stack": stack, "due": True, "changed": list(PARTS), "versions": versions, "hashes": hashes,
-                "reasons": reasons, "first": True}
-    recorded = release["versions"]
-    try:
+    else:
         base_stack = _version_number(recorded.get("clusterStack"), "versions.clusterStack", stack.release_path)
         base = {c: _version_number((recorded.get("components") or {}).get(c), "versions.components.%s" % c,
                                    stack.release_path) for c in COMPONENTS}
-    except StackError:
-        raise
-    changed = [p for p in PARTS if hashes[p] != release["hashes"].get(p)]
-    versions = {
-        "clusterStack": "v%d" % (base_stack + 1 if changed else base_stack),
-        "kubernetes": stack.spec_kubernetes(),
-        "components": {c: "v%d" % (base[c] + 1 if c in changed else base[c]) for c in COMPONENTS},
-    }
-    for p in changed:
-        if p in COMPONENTS:
-            reasons.append("%s: %s content changed: %s -> %s" % (stack.name, p, "v%d" % base[p], versions["components"][p]))
-        else:
-            reasons.append("%s: %s content changed" % (stack.name, p))
-    if changed:
-        reasons.append("%s: clusterStack v%d -> %s" % (stack.name, base_stack, versions["clusterStack"]))
-    due = bool(changed) or versions != current
-    if not changed and versions != current:
-        reasons.append("%s: metadata.yaml says %s but nothing changed since the last release (%s); it is put back"
-                       % (stack.name, canonical_json(current).decode("utf-8"), canonical_json(versions).decode("utf-8")))
+        changed = [p for p in PARTS if hashes[p] != release["hashes"].get(p)]
+        versions = {"clusterStack": _bumped(base_stack, changed), "kubernetes": stack.spec_kubernetes(),
+                    "components": {c: _bumped(base[c], c in changed) for c in COMPONENTS}}
+    if not first:
+        rc = recorded.get("components") or {}
+        for p in changed:
+            if p in COMPONENTS:
+                reasons.append("%s: %s content changed: %s -> %s" % (stack.name, p, rc.get(p), versions["components"][p]))
+            else:
+                reasons.append("%s: %s content changed" % (stack.name, p))
+        if changed:
+            reasons.append("%s: clusterStack %s -> %s" % (stack.name, recorded.get("clusterStack"), versions["clusterStack"]))
+    edits = stack.version_edits(versions)
+    if not first and not changed and edits:
+        reasons.append("%s: %s carry versions that no content change justifies (%s); they are put back"
+                       % (stack.name, ", ".join(sorted(os.path.relpath(p, stack.path) for p in edits)),
+                          canonical_json(versions).decode("utf-8")))
+    release_doc = {"apiVersion": RELEASE_API_VERSION, "kind": RELEASE_KIND,
+                   "versions": versions, "hashes": dict(sorted(hashes.items()))}
+    due = first or bool(changed) or bool(edits) or release_doc["versions"] != recorded
     if not due:
         reasons.append("%s: up to date at %s" % (stack.name, versions["clusterStack"]))
     return {"stack": stack, "due": due, "changed": changed, "versions": versions, "hashes": hashes,
-            "reasons": reasons, "first": False}
+            "edits": edits, "reasons": reasons, "first": first, "mode": mode}
 
 
 def check_versions(stack):
@@ -305,7 +721,7 @@ def check_versions(stack):
     plan = plan_versions(stack)
     if plan["due"]:
         raise StackError("stack %s needs a version bump" % stack.name, plan["reasons"] + [
-            "run 'mooring stack version %s' and commit metadata.yaml and release.yaml" % stack.path])
+            "run 'mooring stack version %s' and commit the files it writes" % stack.path])
     return plan
 
 
@@ -314,20 +730,20 @@ def _dump(doc):
 
 
 def apply_versions(plan):
-    """Write metadata.yaml and release.yaml for a plan; returns the paths written."""
+    """Write the files carrying versions and release.yaml for a plan; returns the paths written."""
     stack = plan["stack"]
     if not plan["due"]:
         return []
-    metadata = copy.deepcopy(stack.metadata)
-    metadata["versions"] = plan["versions"]
     release = {"apiVersion": RELEASE_API_VERSION, "kind": RELEASE_KIND,
                "versions": plan["versions"], "hashes": dict(sorted(plan["hashes"].items()))}
     written = []
-    if write_if_changed(stack.metadata_path, _dump(metadata)):
-        written.append(stack.metadata_path)
+    for path in sorted(plan["edits"]):
+        if write_if_changed(path, plan["edits"][path]):
+            written.append(path)
     if write_if_changed(stack.release_path, "# Written by 'mooring stack version'; do not edit.\n" + _dump(release)):
         written.append(stack.release_path)
-    stack.metadata = metadata
+    if stack.metadata is not None:
+        stack.metadata = load_metadata(stack.metadata_path, dev_ok=stack.layout != "mooring")
     return written
 
 

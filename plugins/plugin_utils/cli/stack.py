@@ -28,7 +28,9 @@ def _version(args):
         if args.check:
             if plan["due"]:
                 problems.append("%s: a version bump is due but not recorded; run 'mooring stack version %s' "
-                                "and commit metadata.yaml and release.yaml" % (st.name, os.path.relpath(st.path)))
+                                "and commit the files it writes (%s)"
+                                % (st.name, os.path.relpath(st.path), ", ".join(
+                                    sorted(os.path.relpath(p, st.path) for p in plan["edits"]) + ["release.yaml"])))
             continue
         for written in stacks.apply_versions(plan):
             sys.stdout.write("wrote %s\n" % os.path.relpath(written))
