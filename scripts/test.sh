@@ -31,6 +31,8 @@ run_lint() {
 
 run_unit() {
   local rc=0
+  MOORING_HELM="$(scripts/tools.sh helm)"  # the chart-rendering tests need the pinned helm
+  export MOORING_HELM
   python -m pytest -q -p no:cacheprovider tests/unit || rc=$?
   if [ "$rc" -eq 5 ]; then
     echo "unit: pytest collected no tests; that is a failure" >&2

@@ -6,67 +6,21 @@
 from __future__ import annotations
 
 import copy
-import glob
 import os
 import re
 import shutil
 
-import jsonschema
 import pytest
 import yaml
+from capi_schema import SCHEMAS, validate
 
 from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks as s
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli import main as cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))))
-SCHEMA_DIR = os.path.join(ROOT, "tests", "data", "capi")
 STACKS = sorted(s.find_stacks(os.path.join(ROOT, "stacks")))
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
-
-def openapi_to_jsonschema(node):
-    """OpenAPI v3 (structural CRD schema) -> JSON Schema, strict about unknown fields."""
-    if isinstance(node, list):
-        return [openapi_to_jsonschema(n) for n in node]
-    if not isinstance(node, dict):
-        return node
-    out = {}
-    for key, value in node.items():
-        if key.startswith("x-kubernetes-"):
-            continue
-        if key in ("properties",):
-            out[key] = {k: openapi_to_jsonschema(v) for k, v in value.items()}
-        else:
-            out[key] = openapi_to_jsonschema(value)
-    if node.get("x-kubernetes-int-or-string") and "anyOf" not in out:
-        out.pop("type", None)
-        out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
-    if out.pop("nullable", False) and "type" in out:
-        out["type"] = [out["type"], "null"]
-    if "properties" in out and "additionalProperties" not in out and not node.get("x-kubernetes-preserve-unknown-fields"):
-        out["additionalProperties"] = False
-    return out
-
-
-def load_schemas():
-    schemas = {}
-    for path in sorted(glob.glob(os.path.join(SCHEMA_DIR, "*.yaml"))):
-        with open(path, encoding="utf-8") as f:
-            doc = yaml.safe_load(f)
-        key = ("%s/%s" % (doc["group"], doc["version"]), doc["kind"])
-        schemas[key] = openapi_to_jsonschema(doc["openAPIV3Schema"])
-    return schemas
-
-
-SCHEMAS = load_schemas()
-
-
-def validate(obj):
-    schema = SCHEMAS[(obj["apiVersion"], obj["kind"])]
-    validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
-    errors = sorted(validator.iter_errors(obj), key=lambda e: list(e.absolute_path))
-    return ["%s: %s" % ("/".join(str(p) for p in e.absolute_path), e.message) for e in errors]
 
 
 @pytest.fixture(scope="module")
