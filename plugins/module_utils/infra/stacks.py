@@ -669,7 +669,7 @@ def plan_versions(stack):
             changed = list(PARTS)
             versions = {"clusterStack": dev, "kubernetes": stack.spec_kubernetes(),
                         "components": {c: dev for c in COMPONENTS}}
-            reasons.append("%s: no hash-mode release recorded yet; recording %s" % (stack.name, dev))
+            reasons.append("%s: no hash-mode release recorded yet; %s is taken as the first release" % (stack.name, dev))
         else:
             changed = [p for p in PARTS if hashes[p] != release["hashes"].get(p)]
             rc = recorded.get("components") or {}
@@ -685,7 +685,7 @@ def plan_versions(stack):
             _check_version(versions["components"][c], "components.%s" % c, stack.path, problems, False)
         if problems:
             raise StackError("stack %s has no stable versions to record" % stack.name, problems)
-        reasons.append("%s: no release recorded yet; recording %s as the first release" % (stack.name, versions["clusterStack"]))
+        reasons.append("%s: no release recorded yet; %s is taken as the first release" % (stack.name, versions["clusterStack"]))
     else:
         base_stack = _version_number(recorded.get("clusterStack"), "versions.clusterStack", stack.release_path)
         base = {c: _version_number((recorded.get("components") or {}).get(c), "versions.components.%s" % c,
@@ -716,10 +716,21 @@ def plan_versions(stack):
             "edits": edits, "reasons": reasons, "first": first, "mode": mode}
 
 
+def unrecorded(plan):
+    """Whether the stack's files disagree with what its content says (``--check`` fails).
+
+    A stack without a release record (as upstream stacks come: their record is a remote
+    release) is taken as it is: its versions are the first release, nothing is due unless a
+    file carries a version that disagrees with the others (a dev version that is not the
+    content's hash, a chart or name out of step). ``mooring stack version`` then records it.
+    """
+    return plan["due"] and not (plan["first"] and not plan["edits"])
+
+
 def check_versions(stack):
-    """Raise StackError when a bump (or first record) is due but not recorded."""
+    """Raise StackError when a bump is due but not recorded (see :func:`unrecorded`)."""
     plan = plan_versions(stack)
-    if plan["due"]:
+    if unrecorded(plan):
         raise StackError("stack %s needs a version bump" % stack.name, plan["reasons"] + [
             "run 'mooring stack version %s' and commit the files it writes" % stack.path])
     return plan

@@ -26,7 +26,7 @@ def _version(args):
         for reason in plan["reasons"]:
             sys.stdout.write(reason + "\n")
         if args.check:
-            if plan["due"]:
+            if stacks.unrecorded(plan):
                 problems.append("%s: a version bump is due but not recorded; run 'mooring stack version %s' "
                                 "and commit the files it writes (%s)"
                                 % (st.name, os.path.relpath(st.path), ", ".join(

@@ -117,11 +117,26 @@ def test_first_run_records_the_shipped_release(copy_stack, layout, capsys):
     d = copy_stack(layout)
     shipped = (d / "release.yaml").read_text()
     (d / "release.yaml").unlink()
-    assert run(d, "--check") == 1
-    assert "bump is due" in capsys.readouterr().err
+    # As upstream ships a stack (its release record is remote): accepted as it is ...
+    assert run(d, "--check") == 0
+    assert "is taken as the first release" in capsys.readouterr().out
+    assert not (d / "release.yaml").exists()
+    # ... and recorded by the first 'version'
     assert run(d) == 0
     assert (d / "release.yaml").read_text() == shipped
     assert run(d, "--check") == 0
+
+
+@pytest.mark.parametrize("layout", sorted(FIXTURES))
+def test_without_a_record_versions_out_of_step_still_fail_the_check(copy_stack, layout, capsys):
+    d = copy_stack(layout)
+    (d / "release.yaml").unlink()
+    chart = d / "cluster-class" / "Chart.yaml"
+    text = chart.read_text()
+    assert re.search(r"(?m)^version: \"?v", text)
+    chart.write_text(re.sub(r"(?m)^version: .*$", "version: v9", text))
+    assert run(d, "--check") == 1
+    assert "bump is due" in capsys.readouterr().err
 
 
 def test_find_stacks_sees_every_layout():

@@ -52,8 +52,8 @@ def test_repository_stacks_are_recorded():
 def test_first_release_then_nothing_due(stack_dir):
     st = s.Stack(str(stack_dir))
     assert s.plan_versions(st)["first"] is True
-    with pytest.raises(s.StackError, match="needs a version bump"):
-        s.check_versions(st)
+    # without a record the stack is taken as it is: nothing to commit yet
+    assert s.check_versions(st)["due"] is True and s.unrecorded(s.plan_versions(st)) is False
     st = released(stack_dir)
     assert s.plan_versions(st)["due"] is False
     assert versions(stack_dir)["clusterStack"] == "v1"
@@ -152,7 +152,8 @@ def test_property_tree_hash_independent_of_creation_order_and_mode(tmp_path_fact
 
 
 def test_cli_check_exit_codes(stack_dir, capsys):
-    assert cli.main(["stack", "version", str(stack_dir), "--check"]) == 1
+    assert cli.main(["stack", "version", str(stack_dir), "--check"]) == 0  # no record: taken as it is
+    assert "is taken as the first release" in capsys.readouterr().out
     assert cli.main(["stack", "version", str(stack_dir)]) == 0
     assert cli.main(["stack", "version", str(stack_dir), "--check"]) == 0
     edit(stack_dir / "cluster-addon" / "values.yaml", "replicaCount: 2", "replicaCount: 5")
