@@ -8,7 +8,7 @@ Three layouts are recognised (by the files in the stack directory, in this order
 
     metadata.yaml          metadata.clusterstack.x-k8s.io/v1alpha1 versions
     installer.yaml         the installer spec (exact versions only)
-    cluster-class/         provider settings for the ClusterClass (openstack.yaml)
+    cluster-class/         the ClusterClass Helm chart (templates/, values.yaml: provider settings)
     cluster-addon/         values.yaml: Helm values per add-on for the cluster-addon chart
     node-image/            image.yaml: the node image definition
     release.yaml           the last release: its versions and the content hash of each part
@@ -81,10 +81,6 @@ PARTS = ("clusterAddon", "nodeImage", "clusterClass")
 PART_DIRS = {"clusterAddon": "cluster-addon", "nodeImage": "node-image", "clusterClass": "cluster-class"}
 NODE_IMAGE_ADDONS = ("kubernetes", "containerd")
 NOT_IN_CLUSTER_ADDON = ("kubernetes", "etcd", "containerd")
-CAPI_GROUP_VERSION = "cluster.x-k8s.io/v1beta1"
-KCP_GROUP_VERSION = "controlplane.cluster.x-k8s.io/v1beta1"
-KUBEADM_GROUP_VERSION = "bootstrap.cluster.x-k8s.io/v1beta1"
-CAPO_GROUP_VERSION = "infrastructure.cluster.x-k8s.io/v1beta1"
 
 LAYOUTS = ("mooring", "csctl", "seed")
 RECORD_FILES = ("metadata.yaml", "release.yaml")
@@ -508,7 +504,7 @@ class Stack(object):
             return os.readlink(full).encode("utf-8")
         with open(full, "rb") as f:
             data = f.read()
-        if self.layout == "mooring" or b"\0" in data:
+        if b"\0" in data:
             return data
         try:
             text = data.decode("utf-8")
@@ -519,13 +515,19 @@ class Stack(object):
     # ---- hashes
     def hashes(self):
         if self.layout == "mooring":
+            # each part is its directory (paths relative to it) plus the spec sections it ships
             spec = self.spec
-            addon_parts = {k: v for k, v in spec.items() if k not in NOT_IN_CLUSTER_ADDON}
-            image_parts = {k: spec[k] for k in NODE_IMAGE_ADDONS if k in spec}
+            dirs = {d: p for p, d in PART_DIRS.items()}
+            entries = {p: [] for p in PARTS}
+            for rel, kind, full in self.files():
+                top, _sep, inner = rel.partition("/")
+                if top in dirs and inner and not any(n.startswith(".") for n in inner.split("/")):
+                    entries[dirs[top]].append((inner, kind, hashlib.sha256(self._content(rel, kind, full)).hexdigest()))
             return {
-                "clusterAddon": part_hash(os.path.join(self.path, PART_DIRS["clusterAddon"]), addon_parts),
-                "nodeImage": part_hash(os.path.join(self.path, PART_DIRS["nodeImage"]), image_parts),
-                "clusterClass": part_hash(os.path.join(self.path, PART_DIRS["clusterClass"]), spec),
+                "clusterAddon": _entries_hash(entries["clusterAddon"],
+                                              {k: v for k, v in spec.items() if k not in NOT_IN_CLUSTER_ADDON}),
+                "nodeImage": _entries_hash(entries["nodeImage"], {k: spec[k] for k in NODE_IMAGE_ADDONS if k in spec}),
+                "clusterClass": _entries_hash(entries["clusterClass"], spec),
             }
         entries = {p: [] for p in PARTS}
         for rel, kind, full in self.files():
@@ -591,8 +593,6 @@ class Stack(object):
                 new = _dump(doc)
             if new != old:
                 edits[self.metadata_path] = new
-        if self.layout == "mooring":
-            return edits
         for rel, kind, full in self.files():
             if kind != "file":
                 continue
@@ -765,25 +765,6 @@ def _require(doc, path, keys, problems):
             problems.append("%s: '%s' is required" % (path, key))
 
 
-def load_cluster_class_config(stack):
-    path = os.path.join(stack.path, PART_DIRS["clusterClass"], "openstack.yaml")
-    doc = _load_yaml(path, "cluster-class/openstack.yaml") or {}
-    problems = []
-    if not isinstance(doc, dict):
-        raise StackError("bad cluster-class config", ["%s: must be a mapping" % path])
-    _require(doc, path, ("identityRef", "externalNetwork", "nodeCIDR", "controlPlane", "workers"), problems)
-    for role in ("controlPlane", "workers"):
-        if isinstance(doc.get(role), dict):
-            _require(doc[role], "%s: %s" % (path, role), ("flavor",), problems)
-        elif role in doc:
-            problems.append("%s: '%s' must be a mapping with 'flavor'" % (path, role))
-    if isinstance(doc.get("identityRef"), dict):
-        _require(doc["identityRef"], "%s: identityRef" % path, ("name", "cloudName"), problems)
-    if problems:
-        raise StackError("bad cluster-class config", problems)
-    return doc
-
-
 def load_node_image(stack):
     path = os.path.join(stack.path, PART_DIRS["nodeImage"], "image.yaml")
     doc = _load_yaml(path, "node-image/image.yaml") or {}
@@ -824,56 +805,94 @@ def resolve_addons(stack, catalog):
         raise StackError("the stack's add-ons do not resolve", ["%s: %s" % (stack.installer_path, p) for p in exc.problems]) from None
 
 
-def names(stack, version):
-    base = "%s-%s" % (stack.name, version)
-    return {
-        "clusterClass": base,
-        "controlPlane": base + "-control-plane",
-        "controlPlaneMachine": base + "-control-plane-machine",
-        "worker": base + "-worker",
-        "workerMachine": base + "-worker-machine",
-        "cluster": base + "-cluster",
-    }
+def export_values(stack, versions):
+    """The values the export gives the stack's cluster-class chart, under the key ``mooring``.
+
+    ``stack`` (name, versions) always; for a stack with an installer spec also ``kubernetes``
+    (version, podCIDR, serviceCIDR, clusterDomain) and ``nodeImage`` (node-image/image.yaml).
+    Upstream charts do not read them; ours do, so the spec stays the one source of those facts.
+    """
+    values = {"stack": {"name": stack.name, "version": versions["clusterStack"], "kubernetes": versions["kubernetes"],
+                        "components": dict(versions["components"])}}
+    if stack.installer is not None:
+        kube = stack.installer.addons["kubernetes"]
+        values["kubernetes"] = {"version": stack.spec_kubernetes(), "podCIDR": kube["podCIDR"],
+                                "serviceCIDR": kube["serviceCIDR"], "clusterDomain": kube["clusterDomain"]}
+        values["nodeImage"] = load_node_image(stack)
+    return {"mooring": values}
 
 
-def _ref(api_version, kind, name):
-    return {"apiVersion": api_version, "kind": kind, "name": name}
+_CSCTL_MARKS = {"<< .ClusterClassVersion >>": "clusterStack", "<< .ClusterAddonVersion >>": "clusterAddon",
+                "<< .NodeImageVersion >>": "nodeImage"}
 
 
-def _labels(stack, versions):
-    return {
-        "clusterstack.x-k8s.io/name": stack.name,
-        "clusterstack.x-k8s.io/version": versions["clusterStack"],
-        "app.kubernetes.io/managed-by": "mooring.cluster",
-    }
+def _release_copy(chart_dir, dest, versions):
+    """Copy the chart to ``dest`` as csctl packages it: ``version`` is the stack version and
+    csctl's ``<< .XVersion >>`` placeholders are filled. The stack's own files are not touched."""
+    import shutil
+
+    shutil.copytree(chart_dir, dest, symlinks=True)
+    fill = {mark: (versions["clusterStack"] if part == "clusterStack" else versions["components"][part])
+            for mark, part in _CSCTL_MARKS.items()}
+    for dirpath, _dirs, files in os.walk(dest):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path):
+                continue
+            with open(path, "rb") as f:
+                data = f.read()
+            text = data.decode("utf-8", "surrogateescape")
+            changed = text
+            for mark, value in fill.items():
+                changed = changed.replace(mark, value)
+            if os.path.samefile(path, os.path.join(dest, "Chart.yaml")):
+                changed = set_yaml_scalar(changed, ["version"], versions["clusterStack"])
+            if changed != text:
+                with open(path, "wb") as f:
+                    f.write(changed.encode("utf-8", "surrogateescape"))
 
 
-def _machine_template(name, labels, role_cfg, image, cfg):
-    spec = {"flavor": str(role_cfg["flavor"]), "image": {"filter": {"name": str(image["name"])}}}
-    if cfg.get("sshKeyName"):
-        spec["sshKeyName"] = str(cfg["sshKeyName"])
-    if role_cfg.get("rootVolumeGiB"):
-        spec["rootVolume"] = {"sizeGiB": int(role_cfg["rootVolumeGiB"])}
-    if cfg.get("tags"):
-        spec["tags"] = [str(t) for t in cfg["tags"]]
-    return {"apiVersion": CAPO_GROUP_VERSION, "kind": "OpenStackMachineTemplate",
-            "metadata": {"name": name, "labels": labels}, "spec": {"template": {"spec": spec}}}
+def render_cluster_class(stack, versions, helm=None):
+    """The stack's own cluster-class chart rendered with ``helm template`` (release name: the
+    stack name, so the ClusterClass is ``<stack name>-<clusterStack version>`` as upstream)."""
+    import tempfile
+
+    from ansible_collections.mooring.cluster.plugins.module_utils.infra import helm as helm_mod
+
+    chart = os.path.join(stack.path, PART_DIRS["clusterClass"])
+    if not os.path.isfile(os.path.join(chart, "Chart.yaml")):
+        raise StackError("no cluster-class chart", [
+            "%s: no Chart.yaml; the export renders the stack's own cluster-class Helm chart" % chart])
+    with tempfile.TemporaryDirectory(prefix="mooring-stack-") as tmp:
+        copy_dir = os.path.join(tmp, os.path.basename(chart))
+        _release_copy(chart, copy_dir, versions)
+        try:
+            objects = helm_mod.template(copy_dir, stack.name, export_values(stack, versions),
+                                        kube_version=versions["kubernetes"], helm=helm)
+        except MooringError as exc:
+            raise StackError("cannot render %s" % chart, [p.replace(copy_dir, chart) for p in exc.problems]) from None
+    expected = "%s-%s" % (stack.name, versions["clusterStack"])
+    classes = [(o.get("metadata") or {}).get("name") for o in objects if o.get("kind") == "ClusterClass"]
+    if expected not in classes:
+        raise StackError("no ClusterClass %s" % expected, [
+            "%s: the chart renders ClusterClass %s; expected %s (<stack name>-<clusterStack version>, the name "
+            "clusters refer to)" % (chart, ", ".join(map(str, classes)) or "none", expected)])
+    return objects
 
 
-def _node_registration():
-    return {"name": "{{ local_hostname }}",
-            "kubeletExtraArgs": {"cloud-provider": "external", "provider-id": "openstack:///{{ instance_id }}"}}
-
-
-def render_export(stack, catalog):
-    """Every object a Cluster API user needs, plus the cluster-addon chart values.
+def render_export(stack, catalog, helm=None):
+    """Every object a Cluster API user needs, plus (for a stack with an installer spec) the
+    cluster-addon chart values.
 
     Returns ``(objects, addon_values)``; raises StackError when the stack is not ready.
     """
     plan = check_versions(stack)
     versions = plan["versions"]
-    cfg = load_cluster_class_config(stack)
-    image = load_node_image(stack)
+    addon_values = _addon_values(stack, catalog, versions) if stack.installer is not None else None
+    return render_cluster_class(stack, versions, helm), addon_values
+
+
+def _addon_values(stack, catalog, versions):
     values = load_addon_values(stack)
     resolved = resolve_addons(stack, catalog)
     addons = stack.installer.addons
@@ -882,74 +901,7 @@ def render_export(stack, catalog):
         raise StackError("unsupported etcd topology", [
             "%s: spec.etcd.topology is %r; a Cluster API stack runs etcd on the control plane "
             "(KubeadmControlPlane), set it to 'stacked'" % (stack.installer_path, etcd.get("topology"))])
-    n = names(stack, versions["clusterStack"])
-    labels = _labels(stack, versions)
-    kube = addons["kubernetes"]
-    cluster_configuration = {
-        "apiServer": {"extraArgs": {"cloud-provider": "external"}},
-        "controllerManager": {"extraArgs": {"cloud-provider": "external"}},
-    }
-    networking = {}
-    if kube.get("podCIDR"):
-        networking["podSubnet"] = str(kube["podCIDR"])
-    if kube.get("serviceCIDR"):
-        networking["serviceSubnet"] = str(kube["serviceCIDR"])
-    if networking:
-        cluster_configuration["networking"] = networking
-
-    cluster_spec = {
-        "identityRef": {"name": str(cfg["identityRef"]["name"]), "cloudName": str(cfg["identityRef"]["cloudName"])},
-        "externalNetwork": {"filter": {"name": str(cfg["externalNetwork"])}},
-        "managedSubnets": [{"cidr": str(cfg["nodeCIDR"]),
-                            "dnsNameservers": [str(d) for d in cfg.get("dnsNameservers") or []]}],
-        "managedSecurityGroups": {"allowAllInClusterTraffic": bool(cfg.get("allowAllInClusterTraffic", False))},
-    }
-    if not cluster_spec["managedSubnets"][0]["dnsNameservers"]:
-        del cluster_spec["managedSubnets"][0]["dnsNameservers"]
-    if cfg.get("apiServerLoadBalancer", True):
-        cluster_spec["apiServerLoadBalancer"] = {"enabled": True}
-    if cfg.get("tags"):
-        cluster_spec["tags"] = [str(t) for t in cfg["tags"]]
-
-    objects = [
-        {"apiVersion": CAPI_GROUP_VERSION, "kind": "ClusterClass",
-         "metadata": {"name": n["clusterClass"], "labels": labels},
-         "spec": {
-             "controlPlane": {
-                 "ref": _ref(KCP_GROUP_VERSION, "KubeadmControlPlaneTemplate", n["controlPlane"]),
-                 "machineInfrastructure": {"ref": _ref(CAPO_GROUP_VERSION, "OpenStackMachineTemplate", n["controlPlaneMachine"])},
-             },
-             "infrastructure": {"ref": _ref(CAPO_GROUP_VERSION, "OpenStackClusterTemplate", n["cluster"])},
-             "workers": {"machineDeployments": [{
-                 "class": "default-worker",
-                 "template": {
-                     "bootstrap": {"ref": _ref(KUBEADM_GROUP_VERSION, "KubeadmConfigTemplate", n["worker"])},
-                     "infrastructure": {"ref": _ref(CAPO_GROUP_VERSION, "OpenStackMachineTemplate", n["workerMachine"])},
-                 },
-             }]},
-         }},
-        {"apiVersion": KCP_GROUP_VERSION, "kind": "KubeadmControlPlaneTemplate",
-         "metadata": {"name": n["controlPlane"], "labels": labels},
-         "spec": {"template": {"spec": {
-             "kubeadmConfigSpec": {
-                 "clusterConfiguration": cluster_configuration,
-                 "initConfiguration": {"nodeRegistration": _node_registration()},
-                 "joinConfiguration": {"nodeRegistration": _node_registration()},
-             },
-             "machineTemplate": {"infrastructureRef": _ref(CAPO_GROUP_VERSION, "OpenStackMachineTemplate",
-                                                           n["controlPlaneMachine"])},
-             "version": versions["kubernetes"],
-         }}}},
-        {"apiVersion": KUBEADM_GROUP_VERSION, "kind": "KubeadmConfigTemplate",
-         "metadata": {"name": n["worker"], "labels": labels},
-         "spec": {"template": {"spec": {"joinConfiguration": {"nodeRegistration": _node_registration()}}}}},
-        {"apiVersion": CAPO_GROUP_VERSION, "kind": "OpenStackClusterTemplate",
-         "metadata": {"name": n["cluster"], "labels": labels},
-         "spec": {"template": {"spec": cluster_spec}}},
-        _machine_template(n["controlPlaneMachine"], labels, cfg["controlPlane"], image, cfg),
-        _machine_template(n["workerMachine"], labels, cfg["workers"], image, cfg),
-    ]
-    addon_values = {
+    return {
         "clusterStack": {"name": stack.name, "version": versions["clusterStack"],
                          "clusterAddonVersion": versions["components"]["clusterAddon"],
                          "kubernetes": versions["kubernetes"]},
@@ -961,21 +913,28 @@ def render_export(stack, catalog):
             for name in sorted(stack.spec) if name not in NOT_IN_CLUSTER_ADDON
         },
     }
-    return objects, addon_values
 
 
-def write_export(stack, catalog, out_dir):
-    """Render and write ``clusterclass.yaml``, ``cluster-addon-values.yaml`` and ``metadata.yaml``."""
-    objects, addon_values = render_export(stack, catalog)
-    os.makedirs(out_dir, exist_ok=True)
+def write_export(stack, catalog, out_dir, helm=None):
+    """Render, then write (see :func:`write_rendered`). Nothing is written when rendering fails."""
+    objects, addon_values = render_export(stack, catalog, helm)
+    return objects, addon_values, write_rendered(stack, objects, addon_values, out_dir)
+
+
+def write_rendered(stack, objects, addon_values, out_dir):
+    """Write ``clusterclass.yaml``, ``metadata.yaml`` and (with an installer spec)
+    ``cluster-addon-values.yaml``; returns the paths whose content changed."""
+    versions = plan_versions(stack)["versions"]
     files = {
         "clusterclass.yaml": yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False, explicit_start=True),
-        "cluster-addon-values.yaml": _dump(addon_values),
-        "metadata.yaml": _dump(stack.metadata),
+        "metadata.yaml": _dump({"apiVersion": METADATA_API_VERSION, "versions": versions}),
     }
+    if addon_values is not None:
+        files["cluster-addon-values.yaml"] = _dump(addon_values)
+    os.makedirs(out_dir, exist_ok=True)
     written = []
-    for name, text in files.items():
+    for name in sorted(files):
         path = os.path.join(out_dir, name)
-        if write_if_changed(path, text):
+        if write_if_changed(path, files[name]):
             written.append(path)
-    return objects, addon_values, written
+    return written

@@ -45,12 +45,17 @@ def _export(args):
 
     catalog = load_catalog(overlays=args.catalog_overlay or ())
     paths = stacks.find_stacks(args.path)
-    for path in paths:
+    rendered = []
+    for path in paths:  # every stack renders before anything is written
         st = stacks.Stack(path)
+        rendered.append((st, stacks.render_export(st, catalog, args.helm)))
+    for st, (objects, addon_values) in rendered:
         out = args.output if len(paths) == 1 else os.path.join(args.output, st.name)
-        objects, _values, written = stacks.write_export(st, catalog, out)
-        sys.stdout.write("%s %s: %s\n" % (st.name, st.metadata["versions"]["clusterStack"],
-                                          ", ".join("%s/%s" % (o["kind"], o["metadata"]["name"]) for o in objects)))
+        written = stacks.write_rendered(st, objects, addon_values, out)
+        version = stacks.plan_versions(st)["versions"]["clusterStack"]
+        sys.stdout.write("%s %s: %s\n" % (st.name, version,
+                                          ", ".join("%s/%s" % (o.get("kind"), (o.get("metadata") or {}).get("name"))
+                                                    for o in objects)))
         for w in written:
             sys.stdout.write("wrote %s\n" % w)
     return 0
@@ -67,9 +72,11 @@ def register(subparsers):
                          help="change nothing; exit 1 when a bump is due but not recorded (for CI)")
     version.set_defaults(func=_version)
 
-    export = sub.add_parser("export", help="render ClusterClass, templates and cluster-addon values")
+    export = sub.add_parser("export", help="render the stack's cluster-class chart (helm template), metadata and add-on values")
     export.add_argument("path", help="a stack directory, or a directory above several (one sub-directory each)")
     export.add_argument("-o", "--output", required=True, help="output directory")
     export.add_argument("--catalog-overlay", action="append", metavar="PATH",
                         help="catalog overlay file or directory (repeatable)")
+    export.add_argument("--helm", metavar="PATH",
+                        help="helm binary (default: $MOORING_HELM, else helm on PATH; Helm 3.8+)")
     export.set_defaults(func=_export)

@@ -7,15 +7,14 @@ failures as one HelmError line. No helm is a failure here, never a skip."""
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shutil
-import subprocess
 from collections import Counter
 
 import pytest
 from capi_schema import SCHEMAS, load_schemas, validate
+from helm_support import helm_binary
 
 from ansible_collections.mooring.cluster.plugins.module_utils.infra import helm as h
 
@@ -29,26 +28,6 @@ KINDS = Counter({"ClusterClass": 1, "KubeadmControlPlaneTemplate": 1, "KubeadmCo
                  "OpenStackClusterTemplate": 1, "OpenStackMachineTemplate": 2})
 
 
-@functools.cache
-def _helm():
-    """$MOORING_HELM (scripts/test.sh sets it), else whatever scripts/tools.sh fetches.
-
-    Called in each test's body, not as a fixture: no helm is a FAILED test with the reason, not
-    a setup ERROR and never a skip."""
-    path = os.environ.get(h.HELM_ENV)
-    if path:
-        if not os.access(path, os.X_OK):
-            pytest.fail("%s=%s is not executable" % (h.HELM_ENV, path))
-        return path
-    try:
-        proc = subprocess.run([os.path.join(ROOT, "scripts", "tools.sh"), "helm"], capture_output=True, text=True, timeout=600, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        pytest.fail("helm is needed for these tests and scripts/tools.sh helm could not run: %s" % exc)
-    if proc.returncode != 0:
-        pytest.fail("helm is needed for these tests; scripts/tools.sh helm failed: %s" % proc.stderr.strip())
-    return proc.stdout.strip()
-
-
 def render(helm_bin, values=None, **kwargs):
     return h.template(CHART, RELEASE, values or {}, namespace="clusters", kube_version="v1.33.9", helm=helm_bin, **kwargs)
 
@@ -58,7 +37,7 @@ def by_name(objects):
 
 
 def test_example_chart_renders_valid_objects():
-    helm_bin = _helm()
+    helm_bin = helm_binary()
     objects = render(helm_bin)
     assert Counter(o["kind"] for o in objects) == KINDS
     prefix = "%s-%s" % (RELEASE, CHART_VERSION)
@@ -86,7 +65,7 @@ def test_example_chart_renders_valid_objects():
 
 
 def test_variables_and_patches_come_from_the_chart():
-    helm_bin = _helm()
+    helm_bin = helm_binary()
     objects = render(helm_bin)
     spec = next(o for o in objects if o["kind"] == "ClusterClass")["spec"]
     variables = {v["name"]: v for v in spec["variables"]}
@@ -119,7 +98,7 @@ def test_variables_and_patches_come_from_the_chart():
 
 
 def test_values_override_the_chart_defaults():
-    helm_bin = _helm()
+    helm_bin = helm_binary()
     values = {"worker": {"class": "big-worker", "rootDiskGiB": 0},
               "network": {"externalNetworkID": "0c5f1f5e-3a4f-4a8e-9bd5-5a5b5f0c1e2d", "dnsNameservers": ["10.0.0.53"]}}
     objects = by_name(render(helm_bin, values))
@@ -136,7 +115,7 @@ def test_values_override_the_chart_defaults():
 
 def test_old_clusterclass_schema_has_no_variables():
     """Why the newer ClusterClass schema is needed; and that it still catches mistakes."""
-    helm_bin = _helm()
+    helm_bin = helm_binary()
     cc = next(o for o in render(helm_bin) if o["kind"] == "ClusterClass")
     assert any("Additional properties" in e and "variables" in e for e in validate(cc, SCHEMAS))
     bad = dict(cc, spec=dict(cc["spec"]))
@@ -149,7 +128,7 @@ def test_old_clusterclass_schema_has_no_variables():
 
 
 def test_template_error_is_one_helm_error(tmp_path):
-    helm_bin = _helm()
+    helm_bin = helm_binary()
     chart = tmp_path / "cluster-class"
     shutil.copytree(CHART, str(chart))
     (chart / "templates" / "broken.yaml").write_text("kind: {{ include \"no-such-template\" . }}\n")
@@ -162,7 +141,7 @@ def test_template_error_is_one_helm_error(tmp_path):
 
 
 def test_dependencies_must_be_vendored(tmp_path):
-    helm_bin = _helm()
+    helm_bin = helm_binary()
     chart = tmp_path / "cluster-class"
     shutil.copytree(CHART, str(chart))
     with open(chart / "Chart.yaml", "a", encoding="utf-8") as f:

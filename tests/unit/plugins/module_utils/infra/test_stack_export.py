@@ -12,7 +12,8 @@ import shutil
 
 import pytest
 import yaml
-from capi_schema import SCHEMAS, validate
+from capi_schema import SCHEMAS, load_schemas, validate
+from helm_support import helm_binary
 
 from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks as s
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
@@ -20,12 +21,24 @@ from ansible_collections.mooring.cluster.plugins.plugin_utils.cli import main as
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))))
 STACKS = sorted(s.find_stacks(os.path.join(ROOT, "stacks")))
+CC_SCHEMAS = load_schemas("clusterclass-v1beta1-variables.yaml")  # the ClusterClass with variables and patches
+KINDS = ["ClusterClass", "KubeadmConfigTemplate", "KubeadmControlPlaneTemplate", "OpenStackClusterTemplate",
+         "OpenStackMachineTemplate", "OpenStackMachineTemplate"]
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 @pytest.fixture(scope="module")
 def catalog():
     return load_catalog()
+
+
+def render(path, catalog):
+    """The export of a stack with the real helm."""
+    return s.render_export(s.Stack(str(path)), catalog, helm_binary())
+
+
+def of_kind(objects, kind):
+    return [o for o in objects if o["kind"] == kind][0]
 
 
 def test_schemas_cover_every_kind():
@@ -37,12 +50,10 @@ def test_schemas_cover_every_kind():
 @pytest.mark.parametrize("path", STACKS, ids=[os.path.relpath(p, ROOT) for p in STACKS])
 def test_every_rendered_object_validates(path, catalog):
     st = s.Stack(path)
-    objects, values = s.render_export(st, catalog)
-    assert [o["kind"] for o in objects] == ["ClusterClass", "KubeadmControlPlaneTemplate", "KubeadmConfigTemplate",
-                                            "OpenStackClusterTemplate", "OpenStackMachineTemplate",
-                                            "OpenStackMachineTemplate"]
+    objects, values = render(path, catalog)
+    assert sorted(o["kind"] for o in objects) == KINDS
     for obj in objects:
-        assert validate(obj) == [], obj["metadata"]["name"]
+        assert validate(obj, CC_SCHEMAS) == [], obj["metadata"]["name"]
         name = obj["metadata"]["name"]
         assert DNS1123_SUBDOMAIN.match(name) and len(name) <= 63, name
         if obj["kind"] == "OpenStackMachineTemplate":  # the CRD's CEL rule, which jsonschema cannot run
@@ -50,14 +61,16 @@ def test_every_rendered_object_validates(path, catalog):
             assert spec.get("flavor") or spec.get("flavorID")
     # every reference in the ClusterClass points at an object of the export
     exported = {(o["apiVersion"], o["kind"], o["metadata"]["name"]) for o in objects}
-    cc = objects[0]["spec"]
+    cc = of_kind(objects, "ClusterClass")["spec"]
+    kcp = of_kind(objects, "KubeadmControlPlaneTemplate")
     refs = [cc["controlPlane"]["ref"], cc["controlPlane"]["machineInfrastructure"]["ref"], cc["infrastructure"]["ref"]]
     for md in cc["workers"]["machineDeployments"]:
         refs += [md["template"]["bootstrap"]["ref"], md["template"]["infrastructure"]["ref"]]
-    refs.append(objects[1]["spec"]["template"]["spec"]["machineTemplate"]["infrastructureRef"])
+    refs.append(kcp["spec"]["template"]["spec"]["machineTemplate"]["infrastructureRef"])
     for ref in refs:
         assert (ref["apiVersion"], ref["kind"], ref["name"]) in exported
-    assert objects[1]["spec"]["template"]["spec"]["version"] == st.metadata["versions"]["kubernetes"]
+    assert kcp["spec"]["template"]["spec"]["version"] == st.metadata["versions"]["kubernetes"]
+    assert len(cc["variables"]) >= 6 and len(cc["patches"]) >= 6  # from the stack's chart
     assert set(values["addons"]) == {"calico", "ingressNginx", "localPathProvisioner", "metricsServer"}
     assert values["clusterStack"]["version"] == st.metadata["versions"]["clusterStack"]
 
@@ -68,18 +81,18 @@ def test_every_rendered_object_validates(path, catalog):
     (lambda o: o["spec"]["template"]["spec"]["image"].update(id="not-a-uuid"), "too many properties"),
 ])
 def test_validation_catches_bad_objects(mutate, where, catalog):
-    objects, _values = s.render_export(s.Stack(STACKS[0]), catalog)
-    bad = copy.deepcopy(objects[4])
+    objects, _values = render(STACKS[0], catalog)
+    bad = copy.deepcopy(of_kind(objects, "OpenStackMachineTemplate"))
     mutate(bad)
     assert any(where in e for e in validate(bad)), validate(bad)
 
 
 def test_validation_catches_missing_required_kcp_version(catalog):
-    objects, _values = s.render_export(s.Stack(STACKS[0]), catalog)
-    bad = copy.deepcopy(objects[1])
+    objects, _values = render(STACKS[0], catalog)
+    bad = copy.deepcopy(of_kind(objects, "KubeadmControlPlaneTemplate"))
     del bad["spec"]["template"]["spec"]["version"]
     assert any("'version' is a required property" in e for e in validate(bad))
-    bad = copy.deepcopy(objects[3])
+    bad = copy.deepcopy(of_kind(objects, "OpenStackClusterTemplate"))
     bad["spec"]["template"]["spec"]["managedSubnets"].append({"cidr": "10.9.0.0/24"})
     assert any("is too long" in e for e in validate(bad))
 
@@ -92,21 +105,23 @@ def stack_dir(tmp_path):
 
 
 def test_bump_changes_every_name(stack_dir, catalog, tmp_path):
-    before, _values = s.render_export(s.Stack(str(stack_dir)), catalog)
+    before, _values = render(stack_dir, catalog)
     values = stack_dir / "cluster-addon" / "values.yaml"
     values.write_text(values.read_text().replace("replicaCount: 2", "replicaCount: 3"))
     with pytest.raises(s.StackError, match="needs a version bump"):
-        s.render_export(s.Stack(str(stack_dir)), catalog)  # never exported under the old names
+        render(stack_dir, catalog)  # never exported under the old names
     s.apply_versions(s.plan_versions(s.Stack(str(stack_dir))))
-    after, values_after = s.render_export(s.Stack(str(stack_dir)), catalog)
+    after, values_after = render(stack_dir, catalog)
     old = {o["metadata"]["name"] for o in before}
     new = {o["metadata"]["name"] for o in after}
     assert not old & new
-    assert all(n.startswith("openstack-default-1-34-v2") for n in new)
-    assert all(o["metadata"]["labels"]["clusterstack.x-k8s.io/version"] == "v2" for o in after)
-    assert values_after["clusterStack"]["clusterAddonVersion"] == "v2"
+    version = s.plan_versions(s.Stack(str(stack_dir)))["versions"]
+    assert all(n.startswith("openstack-default-1-34-%s" % version["clusterStack"]) for n in new)
+    assert all(o["metadata"]["labels"]["clusterstack.x-k8s.io/version"] == version["clusterStack"] for o in after)
+    assert values_after["clusterStack"]["clusterAddonVersion"] == version["components"]["clusterAddon"]
+    assert "version: %s\n" % version["clusterStack"] in (stack_dir / "cluster-class" / "Chart.yaml").read_text()
     for obj in after:
-        assert validate(obj) == []
+        assert validate(obj, CC_SCHEMAS) == []
 
 
 def test_stacked_etcd_required(stack_dir, catalog):
@@ -114,7 +129,7 @@ def test_stacked_etcd_required(stack_dir, catalog):
     spec.write_text(spec.read_text() + "  etcd:\n    version: 3.6.14\n    topology: external\n")
     s.apply_versions(s.plan_versions(s.Stack(str(stack_dir))))
     with pytest.raises(s.StackError, match="set it to 'stacked'"):
-        s.render_export(s.Stack(str(stack_dir)), catalog)
+        render(stack_dir, catalog)
 
 
 def test_unknown_addon_values_refused(stack_dir, catalog):
@@ -122,15 +137,113 @@ def test_unknown_addon_values_refused(stack_dir, catalog):
     values.write_text(values.read_text() + "cilium: {}\n")
     s.apply_versions(s.plan_versions(s.Stack(str(stack_dir))))
     with pytest.raises(s.StackError, match="cilium not in the installer spec"):
-        s.render_export(s.Stack(str(stack_dir)), catalog)
+        render(stack_dir, catalog)
 
 
 def test_cli_export_writes_files_idempotently(tmp_path, capsys):
     out = tmp_path / "out"
-    assert cli.main(["stack", "export", STACKS[0], "-o", str(out)]) == 0
+    assert cli.main(["stack", "export", STACKS[0], "-o", str(out), "--helm", helm_binary()]) == 0
     docs = list(yaml.safe_load_all((out / "clusterclass.yaml").read_text()))
-    assert len(docs) == 6 and all(validate(d) == [] for d in docs)
+    assert len(docs) == 6 and all(validate(d, CC_SCHEMAS) == [] for d in docs)
     assert yaml.safe_load((out / "metadata.yaml").read_text())["apiVersion"] == s.METADATA_API_VERSION
     capsys.readouterr()
-    assert cli.main(["stack", "export", STACKS[0], "-o", str(out)]) == 0
+    assert cli.main(["stack", "export", STACKS[0], "-o", str(out), "--helm", helm_binary()]) == 0
     assert "wrote" not in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- upstream layouts
+# Stacks in SovereignCloudStack's seed layout and today's csctl layout (tests/data/stacks, written
+# after upstream's shapes): the export renders each stack's own cluster-class chart with the real
+# helm (scripts/tools.sh), so variables and patches come from the stack.
+UPSTREAM = sorted(s.find_stacks(os.path.join(ROOT, "tests", "data", "stacks")))
+
+
+def copy_stack(path, tmp_path):
+    """A copy that keeps the stack's last three directories (<provider>/<name>/<major-minor>)."""
+    dest = tmp_path.joinpath("stacks", *str(path).split(os.sep)[-3:])
+    shutil.copytree(str(path), str(dest))
+    return dest
+
+
+def export(path, out):
+    code = cli.main(["stack", "export", str(path), "-o", str(out), "--helm", helm_binary()])
+    assert code == 0
+    with open(os.path.join(str(out), "clusterclass.yaml"), encoding="utf-8") as f:
+        return [o for o in yaml.safe_load_all(f) if o]
+
+
+def check_objects(objects, name, version):
+    """CRD schemas, names, labels and every reference of the ClusterClass resolved."""
+    for obj in objects:
+        assert validate(obj, CC_SCHEMAS) == [], (obj["kind"], obj["metadata"]["name"])
+        assert obj["metadata"]["name"].startswith("%s-%s" % (name, version))
+    classes = [o for o in objects if o["kind"] == "ClusterClass"]
+    assert [c["metadata"]["name"] for c in classes] == ["%s-%s" % (name, version)]
+    cc = classes[0]["spec"]
+    exported = {(o["apiVersion"], o["kind"], o["metadata"]["name"]) for o in objects}
+    refs = [cc["controlPlane"]["ref"], cc["controlPlane"]["machineInfrastructure"]["ref"], cc["infrastructure"]["ref"]]
+    for md in cc["workers"]["machineDeployments"]:
+        refs += [md["template"]["bootstrap"]["ref"], md["template"]["infrastructure"]["ref"]]
+    for ref in refs:
+        assert (ref["apiVersion"], ref["kind"], ref["name"]) in exported
+    declared = {v["name"] for v in cc.get("variables", [])}
+    used = {p["valueFrom"]["variable"].split(".")[0] for patch in cc.get("patches", []) for d in patch["definitions"]
+            for p in d["jsonPatches"] if "valueFrom" in p and "variable" in p["valueFrom"]}
+    assert used and used <= declared | {"builtin"}
+    return cc
+
+
+@pytest.mark.parametrize("path", UPSTREAM, ids=[os.path.relpath(p, ROOT) for p in UPSTREAM])
+def test_upstream_layout_exports_its_own_chart(path, tmp_path, capsys):
+    st = s.Stack(path)
+    version = s.plan_versions(st)["versions"]["clusterStack"]
+    objects = export(path, tmp_path / "out")
+    cc = check_objects(objects, st.name, version)
+    assert len(cc["variables"]) >= 3 and len(cc["patches"]) >= 3
+    assert sorted(os.listdir(str(tmp_path / "out"))) == ["clusterclass.yaml", "metadata.yaml"]
+    meta = yaml.safe_load((tmp_path / "out" / "metadata.yaml").read_text())
+    assert meta["versions"]["clusterStack"] == version
+    # a second export writes nothing
+    capsys.readouterr()
+    export(path, tmp_path / "out")
+    assert "wrote" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", UPSTREAM, ids=[os.path.relpath(p, ROOT) for p in UPSTREAM])
+def test_a_bump_reaches_the_exported_names(path, tmp_path):
+    dest = copy_stack(path, tmp_path)
+    st = s.Stack(str(dest))
+    before = s.plan_versions(st)["versions"]["clusterStack"]
+    values = dest / "cluster-class" / "values.yaml"
+    values.write_text(values.read_text() + "\n# tuned\n")
+    assert cli.main(["stack", "version", str(dest)]) == 0
+    after = s.plan_versions(s.Stack(str(dest)))["versions"]["clusterStack"]
+    assert after != before
+    objects = export(dest, tmp_path / "out")
+    check_objects(objects, st.name, after)
+
+
+def test_csctl_placeholders_are_filled_as_csctl_does(tmp_path):
+    src = [p for p in UPSTREAM if s.Stack(p).layout == "csctl"][0]
+    dest = copy_stack(src, tmp_path)
+    chart = dest / "cluster-class" / "Chart.yaml"
+    text = chart.read_text()
+    chart.write_text(re.sub(r"(?m)^version: .*$", "version: << .ClusterClassVersion >>", text))
+    st = s.Stack(str(dest))
+    version = s.plan_versions(st)["versions"]["clusterStack"]
+    check_objects(s.render_export(st, None, helm_binary())[0], st.name, version)
+    assert chart.read_text().endswith("version: << .ClusterClassVersion >>\n")  # the stack is not touched
+
+
+def test_a_chart_that_names_the_class_otherwise_is_refused(tmp_path):
+    src = [p for p in UPSTREAM if s.Stack(p).layout == "seed"][0]
+    dest = copy_stack(src, tmp_path)
+    template = dest / "cluster-class" / "templates" / "cluster-class.yaml"
+    text = template.read_text()
+    assert "{{ .Release.Name }}-{{ .Chart.Version }}" in text
+    template.write_text(text.replace("{{ .Release.Name }}-{{ .Chart.Version }}", "fixed-name", 1))
+    assert cli.main(["stack", "version", str(dest)]) == 0
+    st = s.Stack(str(dest))
+    with pytest.raises(s.StackError) as err:
+        s.render_export(st, None, helm_binary())
+    assert "the chart renders ClusterClass fixed-name; expected %s-" % st.name in str(err.value)

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 
 import pytest
@@ -24,6 +25,12 @@ def stack_dir(tmp_path):
     d = tmp_path / "stacks" / "openstack" / "default" / "1-34"
     shutil.copytree(SOURCE, str(d))
     (d / "release.yaml").unlink()
+    # the tests count from v1: the copy says v1 everywhere the stack version appears
+    current = versions(d)["clusterStack"]
+    for path in [d / "metadata.yaml"] + [p for p in (d / "cluster-class").rglob("*") if p.is_file()]:
+        text = path.read_text().replace("clusterStack: %s" % current, "clusterStack: v1")
+        text = text.replace("openstack-default-1-34-%s" % current, "openstack-default-1-34-v1")
+        path.write_text(re.sub(r"(?m)^version: %s$" % current, "version: v1", text))
     return d
 
 
@@ -102,7 +109,7 @@ def test_kubernetes_patch_bumps_node_image_and_metadata(stack_dir):
 
 def test_cluster_class_change_bumps_stack_only(stack_dir):
     released(stack_dir)
-    edit(stack_dir / "cluster-class" / "openstack.yaml", "flavor: SCS-4V-8", "flavor: SCS-8V-16")
+    edit(stack_dir / "cluster-class" / "values.yaml", "flavor: SCS-4V-8", "flavor: SCS-8V-16")
     plan = s.plan_versions(s.Stack(str(stack_dir)))
     assert plan["changed"] == ["clusterClass"]
     assert plan["versions"]["clusterStack"] == "v2"
@@ -181,7 +188,7 @@ def test_bad_metadata_named(stack_dir):
 EDITS = {
     "clusterAddon": ("cluster-addon/values.yaml", "replicaCount: 2", "replicaCount: 4"),
     "nodeImage": ("node-image/image.yaml", "minDiskGiB: 20", "minDiskGiB: 40"),
-    "clusterClass": ("cluster-class/openstack.yaml", "nodeCIDR: 10.8.0.0/20", "nodeCIDR: 10.9.0.0/20"),
+    "clusterClass": ("cluster-class/values.yaml", "nodeCIDR: 10.8.0.0/20", "nodeCIDR: 10.9.0.0/20"),
 }
 
 
