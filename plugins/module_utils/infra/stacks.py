@@ -703,6 +703,10 @@ def plan_versions(stack):
         if changed:
             reasons.append("%s: clusterStack %s -> %s" % (stack.name, recorded.get("clusterStack"), versions["clusterStack"]))
     edits = stack.version_edits(versions)
+    if first and edits:
+        reasons.append("%s: %s carry other versions; 'mooring stack version' sets them to %s"
+                       % (stack.name, ", ".join(sorted(os.path.relpath(p, stack.path) for p in edits)),
+                          versions["clusterStack"]))
     if not first and not changed and edits:
         reasons.append("%s: %s carry versions that no content change justifies (%s); they are put back"
                        % (stack.name, ", ".join(sorted(os.path.relpath(p, stack.path) for p in edits)),
@@ -717,14 +721,14 @@ def plan_versions(stack):
 
 
 def unrecorded(plan):
-    """Whether the stack's files disagree with what its content says (``--check`` fails).
+    """Whether a bump is due but not recorded (``--check`` fails, the export refuses).
 
     A stack without a release record (as upstream stacks come: their record is a remote
-    release) is taken as it is: its versions are the first release, nothing is due unless a
-    file carries a version that disagrees with the others (a dev version that is not the
-    content's hash, a chart or name out of step). ``mooring stack version`` then records it.
+    release, and their build sets chart versions) is taken as it is: its versions are the first
+    release, and files that carry other versions are only reported; the first ``mooring stack
+    version`` records it and puts them in step.
     """
-    return plan["due"] and not (plan["first"] and not plan["edits"])
+    return plan["due"] and not plan["first"]
 
 
 def check_versions(stack):
@@ -854,7 +858,9 @@ def _release_copy(chart_dir, dest, versions):
 
 def render_cluster_class(stack, versions, helm=None):
     """The stack's own cluster-class chart rendered with ``helm template`` (release name: the
-    stack name, so the ClusterClass is ``<stack name>-<clusterStack version>`` as upstream)."""
+    stack name, so the ClusterClass is ``<stack name>-<clusterStack version>`` as upstream).
+
+    Returns ``(objects, warnings)``."""
     import tempfile
 
     from ansible_collections.mooring.cluster.plugins.module_utils.infra import helm as helm_mod
@@ -871,25 +877,34 @@ def render_cluster_class(stack, versions, helm=None):
                                         kube_version=versions["kubernetes"], helm=helm)
         except MooringError as exc:
             raise StackError("cannot render %s" % chart, [p.replace(copy_dir, chart) for p in exc.problems]) from None
-    expected = "%s-%s" % (stack.name, versions["clusterStack"])
     classes = [(o.get("metadata") or {}).get("name") for o in objects if o.get("kind") == "ClusterClass"]
-    if expected not in classes:
-        raise StackError("no ClusterClass %s" % expected, [
-            "%s: the chart renders ClusterClass %s; expected %s (<stack name>-<clusterStack version>, the name "
-            "clusters refer to)" % (chart, ", ".join(map(str, classes)) or "none", expected)])
-    return objects
+    if not classes:
+        raise StackError("no ClusterClass", ["%s: the chart renders no ClusterClass" % chart])
+    return objects, class_name_warnings(stack, versions, classes)
+
+
+def class_name_warnings(stack, versions, classes):
+    """A warning when no ClusterClass carries the stack version in its name (upstream's
+    ``<stack name>-<clusterStack version>``): a new stack version would then not give clusters a
+    new class to move to (early SCS prototypes named it from a value)."""
+    expected = "%s-%s" % (stack.name, versions["clusterStack"])
+    if expected in classes:
+        return []
+    return ["%s: the chart names its ClusterClass %s, not %s (<stack name>-<clusterStack version>): a new stack "
+            "version will not give clusters a new class" % (stack.name, ", ".join(map(str, classes)), expected)]
 
 
 def render_export(stack, catalog, helm=None):
     """Every object a Cluster API user needs, plus (for a stack with an installer spec) the
     cluster-addon chart values.
 
-    Returns ``(objects, addon_values)``; raises StackError when the stack is not ready.
+    Returns ``(objects, addon_values, warnings)``; raises StackError when the stack is not ready.
     """
     plan = check_versions(stack)
     versions = plan["versions"]
     addon_values = _addon_values(stack, catalog, versions) if stack.installer is not None else None
-    return render_cluster_class(stack, versions, helm), addon_values
+    objects, warnings = render_cluster_class(stack, versions, helm)
+    return objects, addon_values, warnings
 
 
 def _addon_values(stack, catalog, versions):
@@ -917,7 +932,7 @@ def _addon_values(stack, catalog, versions):
 
 def write_export(stack, catalog, out_dir, helm=None):
     """Render, then write (see :func:`write_rendered`). Nothing is written when rendering fails."""
-    objects, addon_values = render_export(stack, catalog, helm)
+    objects, addon_values, _warnings = render_export(stack, catalog, helm)
     return objects, addon_values, write_rendered(stack, objects, addon_values, out_dir)
 
 

@@ -49,7 +49,9 @@ def _export(args):
     for path in paths:  # every stack renders before anything is written
         st = stacks.Stack(path)
         rendered.append((st, stacks.render_export(st, catalog, args.helm)))
-    for st, (objects, addon_values) in rendered:
+    for st, (objects, addon_values, warnings) in rendered:
+        for warning in warnings:
+            sys.stderr.write("warning: %s\n" % warning)
         out = args.output if len(paths) == 1 else os.path.join(args.output, st.name)
         written = stacks.write_rendered(st, objects, addon_values, out)
         version = stacks.plan_versions(st)["versions"]["clusterStack"]

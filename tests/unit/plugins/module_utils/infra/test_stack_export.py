@@ -33,8 +33,10 @@ def catalog():
 
 
 def render(path, catalog):
-    """The export of a stack with the real helm."""
-    return s.render_export(s.Stack(str(path)), catalog, helm_binary())
+    """The export of a stack with the real helm: (objects, add-on values); no warnings expected."""
+    objects, values, warnings = s.render_export(s.Stack(str(path)), catalog, helm_binary())
+    assert warnings == []
+    return objects, values
 
 
 def of_kind(objects, kind):
@@ -231,19 +233,40 @@ def test_csctl_placeholders_are_filled_as_csctl_does(tmp_path):
     chart.write_text(re.sub(r"(?m)^version: .*$", "version: << .ClusterClassVersion >>", text))
     st = s.Stack(str(dest))
     version = s.plan_versions(st)["versions"]["clusterStack"]
-    check_objects(s.render_export(st, None, helm_binary())[0], st.name, version)
+    objects, _values, warnings = s.render_export(st, None, helm_binary())
+    check_objects(objects, st.name, version)
+    assert warnings == []
     assert chart.read_text().endswith("version: << .ClusterClassVersion >>\n")  # the stack is not touched
 
 
-def test_a_chart_that_names_the_class_otherwise_is_refused(tmp_path):
+def test_a_chart_that_names_the_class_otherwise_is_exported_with_a_warning(tmp_path, capsys):
+    # early SCS prototypes named the ClusterClass from a value (testcluster_name)
     src = [p for p in UPSTREAM if s.Stack(p).layout == "seed"][0]
     dest = copy_stack(src, tmp_path)
     template = dest / "cluster-class" / "templates" / "cluster-class.yaml"
     text = template.read_text()
-    assert "{{ .Release.Name }}-{{ .Chart.Version }}" in text
-    template.write_text(text.replace("{{ .Release.Name }}-{{ .Chart.Version }}", "fixed-name", 1))
+    assert "{{ .Release.Name }}-{{ .Chart.Version }}\n" in text
+    template.write_text(text.replace("{{ .Release.Name }}-{{ .Chart.Version }}\n", "testcluster\n", 1))
     assert cli.main(["stack", "version", str(dest)]) == 0
     st = s.Stack(str(dest))
-    with pytest.raises(s.StackError) as err:
-        s.render_export(st, None, helm_binary())
-    assert "the chart renders ClusterClass fixed-name; expected %s-" % st.name in str(err.value)
+    objects, _values, warnings = s.render_export(st, None, helm_binary())
+    assert "ClusterClass" in [o["kind"] for o in objects]
+    assert warnings == ["%s: the chart names its ClusterClass testcluster, not %s-%s (<stack name>-<clusterStack "
+                        "version>): a new stack version will not give clusters a new class"
+                        % (st.name, st.name, s.plan_versions(st)["versions"]["clusterStack"])]
+    capsys.readouterr()
+    assert cli.main(["stack", "export", str(dest), "-o", str(tmp_path / "out"), "--helm", helm_binary()]) == 0
+    assert capsys.readouterr().err == "warning: %s\n" % warnings[0]
+
+
+def test_a_stack_without_a_record_exports_as_it_is(tmp_path):
+    src = [p for p in UPSTREAM if s.Stack(p).layout == "seed"][0]
+    dest = copy_stack(src, tmp_path)
+    (dest / "release.yaml").unlink()
+    chart = dest / "cluster-class" / "Chart.yaml"
+    chart.write_text(re.sub(r"(?m)^version: .*$", "version: v1", chart.read_text()))  # as upstream's source may say
+    st = s.Stack(str(dest))
+    version = s.plan_versions(st)["versions"]["clusterStack"]
+    objects = export(dest, tmp_path / "out")
+    check_objects(objects, st.name, version)  # named after metadata.yaml's version, not the chart's v1
+    assert not (dest / "release.yaml").exists()
