@@ -53,7 +53,9 @@ def _addon(properties=None, required=("version",)):
 
 _STRING = {"type": "string"}
 _CIDR = {"type": "string", "minLength": 1}
-_PORT = {"type": "integer", "minimum": 1, "maximum": 65535}
+# Kubernetes' default --service-node-port-range (mooring.cluster does not change it).
+NODE_PORT_RANGE = (30000, 32767)
+_PORT = {"type": "integer", "minimum": NODE_PORT_RANGE[0], "maximum": NODE_PORT_RANGE[1]}
 _REGISTRY_HOSTS = {"type": "array", "items": {"type": "string", "minLength": 1}}
 
 ADDON_SCHEMAS = {
@@ -142,7 +144,11 @@ KURL_MAPPING = {
     "openebs": {"version": ("openebs", "version")},
     "longhorn": {"version": ("longhorn", "version")},
     "metricsServer": {"version": ("metricsServer", "version")},
+    "localPathProvisioner": {"version": ("localPathProvisioner", "version")},
 }
+# kURL fields mapped only when the value fits here: kURL widens the NodePort range to 80-60000,
+# mooring.cluster keeps Kubernetes' default, so a kURL port outside it is ignored with a warning.
+KURL_NODE_PORTS = {("contour", "httpPort"), ("contour", "httpsPort")}
 # kURL CNIs mooring.cluster does not install: the cluster gets no CNI (kubernetes.cni: none) and
 # the pod network they were given is kept for kubeadm.
 KURL_OTHER_CNIS = {"weave": {"podCIDR": ("kubernetes", "podCIDR")}, "antrea": {"podCIDR": ("kubernetes", "podCIDR")}}
@@ -293,6 +299,8 @@ def _semantic_problems(addons):
         if value is None or not isinstance(value, str):
             continue
         try:
+            if "/" not in value:
+                raise ValueError("no prefix length, e.g. /16")
             networks[field] = ipaddress.ip_network(value, strict=True)
         except ValueError as exc:
             problems.append("spec.kubernetes.%s: '%s' is not a network in CIDR notation (%s)" % (field, value, exc))
@@ -307,13 +315,21 @@ def _kurl_value(value):
     return None if value is None or value == "" else value
 
 
-def _map_kurl_addon(name, values, fields, mapped, unsupported):
-    """Copy one kURL add-on's mapped fields into ``mapped``; name its other fields."""
+def _map_kurl_addon(name, values, fields, mapped, unsupported, ignored_ports):
+    """Copy one kURL add-on's mapped fields into ``mapped``; name its other fields (and in
+    ``ignored_ports`` the warnings for mapped ports that do not fit)."""
     for field in sorted(values, key=str):
         if field not in fields:
             unsupported.append("spec.%s.%s" % (name, field))
             continue
         value = _kurl_value(values[field])
+        if (name, field) in KURL_NODE_PORTS and isinstance(value, int) and not isinstance(value, bool) \
+                and not NODE_PORT_RANGE[0] <= value <= NODE_PORT_RANGE[1]:
+            unsupported.append("spec.%s.%s" % (name, field))
+            ignored_ports.append("spec.%s.%s: %d is outside the NodePort range %d-%d (kURL widens the range, "
+                                 "mooring.cluster keeps Kubernetes' default); ignored, the default port is used"
+                                 % (name, field, value, NODE_PORT_RANGE[0], NODE_PORT_RANGE[1]))
+            continue
         if value is not None:
             addon, ours = fields[field]
             target = mapped.setdefault(addon, {})
@@ -361,15 +377,18 @@ def _map_kurl(document):
         if name in KURL_OTHER_CNIS:
             no_cni.append(name)
             unsupported.append(path)
-            ignored = []
-            _map_kurl_addon(name, {k: v for k, v in values.items() if k in fields}, fields, mapped, ignored)
+            _map_kurl_addon(name, {k: v for k, v in values.items() if k in fields}, fields, mapped, [], [])
             continue
         mapped.setdefault(name, {})
-        before = len(unsupported)
-        _map_kurl_addon(name, values, fields, mapped, unsupported)
+        before, ports = len(unsupported), []
+        _map_kurl_addon(name, values, fields, mapped, unsupported, ports)
         warnings.extend("%s: kURL field not supported by mooring.cluster; ignored" % item
-                        for item in unsupported[before:])
-    if not any(cni in mapped for cni in CNI_ADDONS):
+                        for item in unsupported[before:] if not any(p.startswith(item + ":") for p in ports))
+        warnings.extend(ports)
+    if "kubernetes" not in spec or any(cni in mapped for cni in CNI_ADDONS):
+        # another CNI is installed, or no cluster mooring.cluster can install (the error says so)
+        warnings.extend("spec.%s: kURL CNI not supported by mooring.cluster; ignored" % n for n in no_cni)
+    else:
         kube = mapped.setdefault("kubernetes", {})
         kube["cni"] = NO_CNI
         if no_cni:
@@ -379,8 +398,6 @@ def _map_kurl(document):
         else:
             warnings.append("spec: no CNI add-on (calico or flannel); the cluster is installed without a CNI: "
                             "install one yourself after the control plane is up")
-    elif no_cni:
-        warnings.extend("spec.%s: kURL CNI not supported by mooring.cluster; ignored" % n for n in no_cni)
     metadata = document.get("metadata")
     metadata = copy.deepcopy(metadata) if isinstance(metadata, dict) else {}
     name = metadata.get("name")

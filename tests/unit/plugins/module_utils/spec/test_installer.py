@@ -231,3 +231,31 @@ def test_hash_ignores_metadata_and_key_order():
     b = parse_installer("kind: Installer\nspec:\n  calico: {version: latest}\n  kubernetes: {podCIDR: 10.32.0.0/16, version: latest}\n"
                         "apiVersion: cluster.mooring.io/v1beta1\nmetadata: {name: b}\n")
     assert a.hash == b.hash
+
+
+def test_kurl_ports_outside_the_nodeport_range_are_ignored_with_a_warning():
+    installer = parse_installer("apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\nspec:\n"
+                                "  kubernetes: {version: latest}\n  calico: {version: latest}\n"
+                                "  contour: {version: latest, httpPort: 80, httpsPort: 30443}\n"
+                                "  localPathProvisioner: {version: latest}\n")
+    assert installer.options("contour") == {"httpsNodePort": 30443}
+    assert installer.unsupported == ["spec.contour.httpPort"]
+    assert installer.warnings == [
+        "spec.contour.httpPort: 80 is outside the NodePort range 30000-32767 (kURL widens the range, mooring.cluster "
+        "keeps Kubernetes' default); ignored, the default port is used"]
+    assert installer.requested_versions()["localPathProvisioner"] == "latest"
+
+
+def test_a_bare_address_is_not_a_cidr():
+    found = problems("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec: {kubernetes: {version: latest, serviceCIDR: 10.96.0.1}, calico: {version: latest}}
+    """)
+    assert found == ["spec.kubernetes.serviceCIDR: '10.96.0.1' is not a network in CIDR notation (no prefix length, "
+                     "e.g. /16)"]
+    assert problems("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec: {kubernetes: {version: latest}, calico: {version: latest}, contour: {version: latest, httpNodePort: 80}}
+    """) == ["spec.contour.httpNodePort: 80 is out of range (minimum 30000)"]
