@@ -53,12 +53,15 @@ place, and release.yaml.
 from __future__ import annotations
 
 import base64
+import collections
 import copy
 import fnmatch
 import hashlib
 import os
 import re
+import shutil
 import stat
+import tempfile
 
 try:
     import yaml
@@ -826,16 +829,15 @@ def export_values(stack, versions):
     return {"mooring": values}
 
 
-_CSCTL_MARKS = {"<< .ClusterClassVersion >>": "clusterStack", "<< .ClusterAddonVersion >>": "clusterAddon",
+_CSCTL_MARKS = {_CLUSTER_CLASS_MARK: "clusterStack", _CLUSTER_ADDON_MARK: "clusterAddon",
                 "<< .NodeImageVersion >>": "nodeImage"}
 
 
 def _release_copy(chart_dir, dest, versions):
     """Copy the chart to ``dest`` as csctl packages it: ``version`` is the stack version and
     csctl's ``<< .XVersion >>`` placeholders are filled. The stack's own files are not touched."""
-    import shutil
-
     shutil.copytree(chart_dir, dest, symlinks=True)
+    chart_yaml = os.path.join(dest, "Chart.yaml")
     fill = {mark: (versions["clusterStack"] if part == "clusterStack" else versions["components"][part])
             for mark, part in _CSCTL_MARKS.items()}
     for dirpath, _dirs, files in os.walk(dest):
@@ -849,7 +851,7 @@ def _release_copy(chart_dir, dest, versions):
             changed = text
             for mark, value in fill.items():
                 changed = changed.replace(mark, value)
-            if os.path.samefile(path, os.path.join(dest, "Chart.yaml")):
+            if path == chart_yaml:
                 changed = set_yaml_scalar(changed, ["version"], versions["clusterStack"])
             if changed != text:
                 with open(path, "wb") as f:
@@ -861,8 +863,6 @@ def render_cluster_class(stack, versions, helm=None):
     stack name, so the ClusterClass is ``<stack name>-<clusterStack version>`` as upstream).
 
     Returns ``(objects, warnings)``."""
-    import tempfile
-
     from ansible_collections.mooring.cluster.plugins.module_utils.infra import helm as helm_mod
 
     chart = os.path.join(stack.path, PART_DIRS["clusterClass"])
@@ -894,17 +894,19 @@ def class_name_warnings(stack, versions, classes):
             "version will not give clusters a new class" % (stack.name, ", ".join(map(str, classes)), expected)]
 
 
+# What one stack's export consists of: the rendered objects, the cluster-addon values (None
+# without an installer spec), warnings, and the versions it was rendered at.
+Export = collections.namedtuple("Export", "objects addon_values warnings versions")
+
+
 def render_export(stack, catalog, helm=None):
     """Every object a Cluster API user needs, plus (for a stack with an installer spec) the
-    cluster-addon chart values.
-
-    Returns ``(objects, addon_values, warnings)``; raises StackError when the stack is not ready.
+    cluster-addon chart values, as an :class:`Export`; raises StackError when the stack is not ready.
     """
-    plan = check_versions(stack)
-    versions = plan["versions"]
+    versions = check_versions(stack)["versions"]
     addon_values = _addon_values(stack, catalog, versions) if stack.installer is not None else None
     objects, warnings = render_cluster_class(stack, versions, helm)
-    return objects, addon_values, warnings
+    return Export(objects, addon_values, warnings, versions)
 
 
 def _addon_values(stack, catalog, versions):
@@ -930,22 +932,16 @@ def _addon_values(stack, catalog, versions):
     }
 
 
-def write_export(stack, catalog, out_dir, helm=None):
-    """Render, then write (see :func:`write_rendered`). Nothing is written when rendering fails."""
-    objects, addon_values, _warnings = render_export(stack, catalog, helm)
-    return objects, addon_values, write_rendered(stack, objects, addon_values, out_dir)
-
-
-def write_rendered(stack, objects, addon_values, out_dir):
-    """Write ``clusterclass.yaml``, ``metadata.yaml`` and (with an installer spec)
-    ``cluster-addon-values.yaml``; returns the paths whose content changed."""
-    versions = plan_versions(stack)["versions"]
+def write_rendered(export, out_dir):
+    """Write an :class:`Export`: ``clusterclass.yaml``, ``metadata.yaml`` and (with an installer
+    spec) ``cluster-addon-values.yaml``; returns the paths whose content changed."""
     files = {
-        "clusterclass.yaml": yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False, explicit_start=True),
-        "metadata.yaml": _dump({"apiVersion": METADATA_API_VERSION, "versions": versions}),
+        "clusterclass.yaml": yaml.safe_dump_all(export.objects, sort_keys=False, default_flow_style=False,
+                                                explicit_start=True),
+        "metadata.yaml": _dump({"apiVersion": METADATA_API_VERSION, "versions": export.versions}),
     }
-    if addon_values is not None:
-        files["cluster-addon-values.yaml"] = _dump(addon_values)
+    if export.addon_values is not None:
+        files["cluster-addon-values.yaml"] = _dump(export.addon_values)
     os.makedirs(out_dir, exist_ok=True)
     written = []
     for name in sorted(files):

@@ -6,8 +6,7 @@ Each command group lives in ``<group>.py`` next to this file and exposes
 ``register(subparsers)``; every leaf parser sets ``func(args) -> int``. Groups are found
 by that file name, so adding one touches no shared file. Domain errors
 (:class:`MooringError`) become one line per problem on stderr and exit code 1; usage
-errors exit 2. A
-closed standard output (``| head``) ends the command quietly with exit code 0.
+errors exit 2. A closed standard output (``| head``) ends the command quietly with exit code 0.
 
 Start-up pays only for the command that runs: when the first argument names a group, only
 that group's module is imported (all of them only for the top-level help and usage errors),

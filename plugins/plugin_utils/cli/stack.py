@@ -49,15 +49,14 @@ def _export(args):
     for path in paths:  # every stack renders before anything is written
         st = stacks.Stack(path)
         rendered.append((st, stacks.render_export(st, catalog, args.helm)))
-    for st, (objects, addon_values, warnings) in rendered:
-        for warning in warnings:
+    for st, export in rendered:
+        for warning in export.warnings:
             sys.stderr.write("warning: %s\n" % warning)
         out = args.output if len(paths) == 1 else os.path.join(args.output, st.name)
-        written = stacks.write_rendered(st, objects, addon_values, out)
-        version = stacks.plan_versions(st)["versions"]["clusterStack"]
-        sys.stdout.write("%s %s: %s\n" % (st.name, version,
+        written = stacks.write_rendered(export, out)
+        sys.stdout.write("%s %s: %s\n" % (st.name, export.versions["clusterStack"],
                                           ", ".join("%s/%s" % (o.get("kind"), (o.get("metadata") or {}).get("name"))
-                                                    for o in objects)))
+                                                    for o in export.objects)))
         for w in written:
             sys.stdout.write("wrote %s\n" % w)
     return 0

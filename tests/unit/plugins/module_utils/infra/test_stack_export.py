@@ -34,9 +34,9 @@ def catalog():
 
 def render(path, catalog):
     """The export of a stack with the real helm: (objects, add-on values); no warnings expected."""
-    objects, values, warnings = s.render_export(s.Stack(str(path)), catalog, helm_binary())
-    assert warnings == []
-    return objects, values
+    export = s.render_export(s.Stack(str(path)), catalog, helm_binary())
+    assert export.warnings == []
+    return export.objects, export.addon_values
 
 
 def of_kind(objects, kind):
@@ -233,9 +233,9 @@ def test_csctl_placeholders_are_filled_as_csctl_does(tmp_path):
     chart.write_text(re.sub(r"(?m)^version: .*$", "version: << .ClusterClassVersion >>", text))
     st = s.Stack(str(dest))
     version = s.plan_versions(st)["versions"]["clusterStack"]
-    objects, _values, warnings = s.render_export(st, None, helm_binary())
-    check_objects(objects, st.name, version)
-    assert warnings == []
+    export = s.render_export(st, None, helm_binary())
+    check_objects(export.objects, st.name, version)
+    assert export.warnings == []
     assert chart.read_text().endswith("version: << .ClusterClassVersion >>\n")  # the stack is not touched
 
 
@@ -249,14 +249,14 @@ def test_a_chart_that_names_the_class_otherwise_is_exported_with_a_warning(tmp_p
     template.write_text(text.replace("{{ .Release.Name }}-{{ .Chart.Version }}\n", "testcluster\n", 1))
     assert cli.main(["stack", "version", str(dest)]) == 0
     st = s.Stack(str(dest))
-    objects, _values, warnings = s.render_export(st, None, helm_binary())
-    assert "ClusterClass" in [o["kind"] for o in objects]
-    assert warnings == ["%s: the chart names its ClusterClass testcluster, not %s-%s (<stack name>-<clusterStack "
-                        "version>): a new stack version will not give clusters a new class"
-                        % (st.name, st.name, s.plan_versions(st)["versions"]["clusterStack"])]
+    export = s.render_export(st, None, helm_binary())
+    assert "ClusterClass" in [o["kind"] for o in export.objects]
+    assert export.warnings == ["%s: the chart names its ClusterClass testcluster, not %s-%s (<stack name>-<clusterStack "
+                               "version>): a new stack version will not give clusters a new class"
+                               % (st.name, st.name, s.plan_versions(st)["versions"]["clusterStack"])]
     capsys.readouterr()
     assert cli.main(["stack", "export", str(dest), "-o", str(tmp_path / "out"), "--helm", helm_binary()]) == 0
-    assert capsys.readouterr().err == "warning: %s\n" % warnings[0]
+    assert capsys.readouterr().err == "warning: %s\n" % export.warnings[0]
 
 
 def test_a_stack_without_a_record_exports_as_it_is(tmp_path):
