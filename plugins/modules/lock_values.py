@@ -103,6 +103,14 @@ api_endpoint:
   returned: always
   type: str
   sample: 10.0.0.11:6443
+ha_endpoint:
+  description:
+    - The Kubernetes option C(haEndpoint) (docs/ha-endpoint.md) - C(mode), the virtual IP C(vip) and C(port) (from
+      C(controlPlaneEndpoint)), C(interface) (null = the one on the VIP's subnet), C(router_id) (default 51) and
+      C(packages) (per distro, for the control-plane hosts); null when the lock has none.
+  returned: always
+  type: dict
+  sample: {mode: vip, vip: 10.0.0.100, port: 6443, interface: null, router_id: 51, packages: {debian: [keepalived]}}
 etcd_topology:
   description: The etcd add-on's C(topology) option, C(external) when the lock has no etcd add-on or no topology.
   returned: always

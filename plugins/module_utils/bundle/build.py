@@ -274,8 +274,13 @@ def package_inputs(name, addon, distro="debian"):
     images = [{"ref": i.get("ref"), "digest": i.get("digest"), "archive": i.get("archive")}
               for i in addon.get("images") or []]
     packages = sorted((addon.get("packages") or {}).get(distro) or [])
-    return {"addon": name, "version": addon.get("version"), "distro": distro, "artifacts": artifacts,
-            "images": images, "packages": packages}
+    inputs = {"addon": name, "version": addon.get("version"), "distro": distro, "artifacts": artifacts,
+              "images": images, "packages": packages}
+    # In the repository but not installed on every host by the bundle role (the ha_endpoint role's keepalived).
+    control_plane = sorted((addon.get("controlPlanePackages") or {}).get(distro) or [])
+    if control_plane:
+        inputs["controlPlanePackages"] = control_plane
+    return inputs
 
 
 def package_key(inputs):
@@ -482,7 +487,8 @@ class _PackageBuild(object):
             entry["package"] = fields.get("Package")
             entry["version"] = fields.get("Version")
             self.repo_entries.append((control, posixpath.basename(entry["path"]), entry["size"], entry["sha256"]))
-        missing = [p for p in self.inputs["packages"] if p not in provided]
+        wanted = self.inputs["packages"] + self.inputs.get("controlPlanePackages", [])
+        missing = [p for p in wanted if p not in provided]
         if missing and self.distro == "debian":
             debdir = os.path.join(self.work, name, "debs")
             os.makedirs(debdir, exist_ok=True)

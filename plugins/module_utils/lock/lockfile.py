@@ -23,6 +23,7 @@ except ImportError as _yaml_exc:  # a controller requirement; the import guard k
     YAML_IMPORT_ERROR = _yaml_exc
     _SafeDumper = object
 
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import control_plane_packages
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import canonical_json
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import addon_contents, resolve_versions
@@ -59,6 +60,9 @@ def build_lock(installer, catalog, architectures=DEFAULT_ARCHITECTURES):
             "images": contents["images"],
             "packages": contents["packages"],
         }
+        extra = control_plane_packages(installer.options(name)) if name == "kubernetes" else {}
+        if extra:  # in the bundle's repository, installed on the control-plane hosts only (haEndpoint)
+            addons[name]["controlPlanePackages"] = extra
     lock = {
         "apiVersion": API_VERSION,
         "kind": LOCK_KIND,

@@ -3,7 +3,7 @@
 """PRIVATE to mooring.cluster: the values the playbooks take from a lock, decided in one place.
 
 :func:`lock_values` turns a loaded lock (``load_lock``) into plain values: the Kubernetes version,
-image refs and options, the API endpoint, the etcd topology, the cluster name, the add-ons, the
+image refs and options, the API endpoint, the HA endpoint (keepalived VIP), the etcd topology, the cluster name, the add-ons, the
 kubeadm boundary and, given the inventory's groups, what the install does on each host. The
 playbooks pass these to the roles as data (action ``mooring.cluster.lock_values``) instead of
 reading the lock's shape in Jinja. Plain data in, plain data out; a malformed lock raises
@@ -13,6 +13,13 @@ reading the lock's shape in Jinja. Plain data in, plain data out; a malformed lo
 from __future__ import annotations
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import boundary, install_plan
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import (
+    DEFAULT_ROUTER_ID,
+    MODES,
+    EndpointError,
+    control_plane_packages,
+    ip_endpoint,
+)
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import KubeadmError, parse_version
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import LockError
@@ -102,6 +109,23 @@ def _api_endpoint(options, control_plane_address, where):
     return "%s:%d" % (control_plane_address, API_PORT)
 
 
+def _ha_endpoint(options, where):
+    """The lock's ``haEndpoint`` as the ha_endpoint playbook takes it (``None`` without one):
+    mode, vip, port, interface, router_id, packages (per distro, control-plane hosts only)."""
+    if "haEndpoint" not in options:
+        return None
+    ha = _mapping(options["haEndpoint"], "addons.kubernetes.options.haEndpoint", where)
+    if ha.get("mode") not in MODES:
+        raise LockError("%s: addons.kubernetes.options.haEndpoint.mode: %r is not %s" % (where, ha.get("mode"), " or ".join(MODES)))
+    field = "addons.kubernetes.options.controlPlaneEndpoint"
+    try:
+        vip, port = ip_endpoint(options.get("controlPlaneEndpoint"), field)
+    except EndpointError as exc:
+        raise LockError("%s: %s" % (where, exc)) from None
+    return {"mode": ha["mode"], "vip": str(vip), "port": port, "interface": ha.get("interface"),
+            "router_id": ha.get("routerId", DEFAULT_ROUTER_ID), "packages": control_plane_packages(options)}
+
+
 def _plans(lock, groups, arch):
     """What the install does on each host of the inventory, from the lock alone: ``{host: [line, ...]}``.
 
@@ -147,6 +171,7 @@ def lock_values(lock, control_plane_address=None, groups=None, arch=DEFAULT_ARCH
         "cluster_name": cluster_name,
         "api_endpoint": _api_endpoint(options, control_plane_address, where),
         "etcd_topology": _etcd_topology(addons, where),
+        "ha_endpoint": _ha_endpoint(options, where),
         "addons": addons,
         "boundary": edge,
         "boundary_missing": missing,

@@ -18,6 +18,7 @@ import ipaddress
 import json
 import re
 
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import EndpointError, ip_endpoint
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import SpecError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import (
     KurlHashError,
@@ -63,6 +64,17 @@ ADDON_SCHEMAS = {
         "podCIDR": _CIDR,
         "serviceCIDR": _CIDR,
         "controlPlaneEndpoint": {"type": "string", "minLength": 1},
+        # A virtual IP held by one control-plane host at a time (keepalived): docs/ha-endpoint.md.
+        "haEndpoint": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["mode"],
+            "properties": {
+                "mode": {"enum": ["vip"]},
+                "interface": {"type": "string", "pattern": r"^[^/\s:]{1,15}$"},
+                "routerId": {"type": "integer", "minimum": 1, "maximum": 255},
+            },
+        },
         "clusterDomain": {"type": "string", "pattern": DNS_LABELS},
         "clusterName": {"type": "string", "pattern": DNS_LABELS},
         "cni": {"enum": ["none"]},
@@ -307,6 +319,15 @@ def _semantic_problems(addons):
     if len(networks) == 2 and networks["podCIDR"].overlaps(networks["serviceCIDR"]):
         problems.append("spec.kubernetes.serviceCIDR: '%s' overlaps podCIDR '%s'; choose disjoint ranges"
                         % (kube["serviceCIDR"], kube["podCIDR"]))
+    if isinstance(kube.get("haEndpoint"), dict):
+        if "controlPlaneEndpoint" not in kube:
+            problems.append("spec.kubernetes.haEndpoint: mode vip needs spec.kubernetes.controlPlaneEndpoint "
+                            "(VIP:PORT, e.g. 10.0.0.100:6443 or [fd00::100]:6443): its IP is the virtual IP")
+        else:
+            try:
+                ip_endpoint(kube["controlPlaneEndpoint"], "spec.kubernetes.controlPlaneEndpoint")
+            except EndpointError as exc:
+                problems.append("%s (spec.kubernetes.haEndpoint is set)" % exc)
     return problems
 
 

@@ -259,3 +259,44 @@ def test_a_bare_address_is_not_a_cidr():
         kind: Installer
         spec: {kubernetes: {version: latest}, calico: {version: latest}, contour: {version: latest, httpNodePort: 80}}
     """) == ["spec.contour.httpNodePort: 80 is out of range (minimum 30000)"]
+
+
+HA = """
+    apiVersion: cluster.mooring.io/v1beta1
+    kind: Installer
+    spec:
+      kubernetes: {version: 1.35.x, %s}
+      calico: {version: latest}
+"""
+
+
+@pytest.mark.parametrize("fields", [
+    "controlPlaneEndpoint: '10.0.0.100:6443', haEndpoint: {mode: vip}",
+    "controlPlaneEndpoint: '[fd00::100]:6443', haEndpoint: {mode: vip, interface: eth0, routerId: 7}",
+])
+def test_ha_endpoint_vip(fields):
+    options = parse_installer(textwrap.dedent(HA % fields)).options("kubernetes")
+    assert options["haEndpoint"]["mode"] == "vip"
+
+
+@pytest.mark.parametrize("fields, expected", [
+    ("haEndpoint: {mode: vip}", "spec.kubernetes.haEndpoint: mode vip needs spec.kubernetes.controlPlaneEndpoint"),
+    ("controlPlaneEndpoint: 'api.example:6443', haEndpoint: {mode: vip}",
+     "spec.kubernetes.controlPlaneEndpoint: 'api.example:6443' is not IP:PORT (IPv4) or [IPv6]:PORT"),
+    ("controlPlaneEndpoint: 'fd00::1:6443', haEndpoint: {mode: vip}",
+     "spec.kubernetes.controlPlaneEndpoint: 'fd00::1:6443' is not IP:PORT"),
+    ("controlPlaneEndpoint: '10.0.0.1:6443', haEndpoint: {mode: proxy}", "spec.kubernetes.haEndpoint.mode"),
+    ("controlPlaneEndpoint: '10.0.0.1:6443', haEndpoint: {mode: vip, routerId: 256}",
+     "spec.kubernetes.haEndpoint.routerId"),
+    ("controlPlaneEndpoint: '10.0.0.1:6443', haEndpoint: {}", "spec.kubernetes.haEndpoint"),
+    ("controlPlaneEndpoint: '10.0.0.1:6443', haEndpoint: {mode: vip, interface: 'a b'}",
+     "spec.kubernetes.haEndpoint.interface"),
+])
+def test_ha_endpoint_refused_naming_the_field(fields, expected):
+    found = problems(HA % fields)
+    assert len(found) == 1 and found[0].startswith(expected), found
+
+
+def test_a_host_name_endpoint_is_fine_without_ha_endpoint():
+    installer = parse_installer(textwrap.dedent(HA % "controlPlaneEndpoint: 'api.example:6443'"))
+    assert "haEndpoint" not in installer.options("kubernetes")
