@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm, skew
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
 
@@ -21,6 +21,12 @@ class ActionModule(MooringAction):
             result["upgrade"] = kubeadm.upgrade_step(current, args["target_version"])
             result["batches"] = kubeadm.upgrade_batches(args["control_plane"], args["workers"],
                                                         args["batch_size"])
+            problems = skew.violations(args["target_version"], skew.node_versions(args["node_versions"], args["control_plane"]),
+                                       args["control_plane"],
+                                       args["workers"], order=result["batches"], etcd=args["target_etcd_version"],
+                                       etcd_range=args["etcd_kubernetes_range"])
+            if problems:
+                raise kubeadm.KubeadmError("version skew: the upgrade is refused, nothing was changed", problems)
             if result["upgrade"]["action"] == "upgrade":
                 first = args["control_plane"][0]
                 result["commands"][first]["upgrade"] = kubeadm.upgrade_apply_argv(

@@ -41,7 +41,11 @@ options:
     elements: str
     default: []
   only:
-    description: Limit changes to these hosts (the others are reported as C(untouched) or C(member)).
+    description:
+      - Limit changes to these hosts (the others are reported as C(untouched) or C(member)).
+      - With O(only), O(states) may leave out hosts outside it (the join playbook reads only the new hosts and the
+        first control plane); they are reported C(untouched), not contacted, and no cluster is created from such a
+        partial view.
     type: list
     elements: str
   current_version:
@@ -49,6 +53,24 @@ options:
     type: str
   target_version:
     description: Kubernetes version to upgrade to (the lock's).
+    type: str
+  node_versions:
+    description:
+      - With O(target_version), what every host runs now, for the version-skew rules (every broken rule is one line of
+        the failure) - host name to its node as M(mooring.cluster.k8s_health) reports it (C(version), the kubelet's;
+        on a control plane the API server is taken to run it too, as kubeadm upgrades them together), or to explicit
+        C(apiserver) and C(kubelet) versions (null when not running). Empty (the kubeadm boundary) - only the etcd rule applies.
+      - The rules (checked before anything changes) - Kubernetes one minor at a time and no downgrade, per host;
+        every control plane before any worker; a kubelet never newer than the oldest API server nor more than three
+        minors older, before, during and after the roll; O(target_etcd_version) supported by O(target_version).
+    type: dict
+    default: {}
+  target_etcd_version:
+    description: The lock's etcd version, checked against O(target_version) (the catalog's range in
+      O(etcd_kubernetes_range), otherwise the etcd series kubeadm runs for that minor or the one before).
+    type: str
+  etcd_kubernetes_range:
+    description: The catalog's Kubernetes range for that etcd version (for example V(>=1.31.0,<1.37.0)), when it has one.
     type: str
   batch_size:
     description: Workers upgraded at once.

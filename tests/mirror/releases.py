@@ -133,6 +133,16 @@ def build(mirror, work):
     write_tgz(os.path.join(mirror, rel["containerd"]),
               [("bin/%s" % n, read(os.path.join(x, "usr/bin", n)), 0o755)
                for n in ("containerd", "containerd-shim-runc-v2", "ctr")])
+    # The second build of the same containerd (build.sh's CONTAINERD_ALT in debs-alt/), same layout.
+    alt = sorted(glob.glob(os.path.join(mirror, "debs-alt", "containerd_*.deb")))
+    if alt:
+        x = os.path.join(work, "containerd-alt")
+        deb_extract(alt[0], x)
+        build_tag = os.path.basename(alt[0]).split("_")[1].rsplit("+", 1)[-1]  # e.g. deb12u2
+        rel["containerd-alt"] = "releases/containerd/v%s-%s/containerd-%s-linux-amd64.tar.gz" % (vc, build_tag, vc)
+        write_tgz(os.path.join(mirror, rel["containerd-alt"]),
+                  [("bin/%s" % n, read(os.path.join(x, "usr/bin", n)), 0o755)
+                   for n in ("containerd", "containerd-shim-runc-v2", "ctr")])
     # runc, bare, as upstream publishes runc.amd64.
     path, vr = deb(mirror, "runc")
     x = os.path.join(work, "runc")
@@ -229,6 +239,16 @@ def main(argv=None):
         with open(os.path.join(args.output, "%s.yml" % name), "w") as f:
             f.write("# Written by tests/mirror/releases.py: upstream-shaped stand-ins of the test mirror.\n")
             yaml.safe_dump(doc, f, sort_keys=False)
+    if "containerd-alt" in rel:
+        # The same containerd version with the other build's archive: applied after the overlay above.
+        alt_rel = dict(rel, containerd=rel["containerd-alt"])
+        alt_doc = overlay(mirror, alt_rel, versions, args.base_url or "file://" + mirror)["containerd"]
+        alt_dir = args.output.rstrip("/") + "-containerd-alt"
+        os.makedirs(alt_dir, exist_ok=True)
+        with open(os.path.join(alt_dir, "containerd.yml"), "w") as f:
+            f.write("# Written by tests/mirror/releases.py: containerd %s, the other Debian build (%s).\n"
+                    % (versions["containerd"], rel["containerd-alt"]))
+            yaml.safe_dump(alt_doc, f, sort_keys=False)
     json.dump({"releases": rel, "versions": versions}, sys.stdout, indent=1, sort_keys=True)
     print()
     return 0
