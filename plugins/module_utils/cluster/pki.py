@@ -702,3 +702,83 @@ def inspect_pki(path):
                         "not_after": _not_after(cert).strftime("%Y-%m-%dT%H:%M:%SZ"),
                         "days_left": (_not_after(cert) - now).days})
     return sorted(out, key=lambda e: e["name"])
+
+
+# ---------------------------------------------------------------------------------------
+# Status: what expires when
+
+
+def request_from_dir(path):
+    """The host parts of a PKI request as the files under ``path`` show them: the etcd members
+    (``etcd/members/<name>/``) and the kubelets (``kubeconfig/kubelet-<node>.crt``). With it,
+    :func:`plan_specs` names every certificate the PKI made there without the inventory."""
+    etcd, kubelets = [], []
+    members = os.path.join(path, "etcd", "members")
+    try:
+        if os.path.isdir(members):
+            etcd = sorted(d for d in os.listdir(members) if os.path.isdir(os.path.join(members, d)))
+        kube = os.path.join(path, "kubeconfig")
+        if os.path.isdir(kube):
+            kubelets = sorted(f[len("kubelet-"):-len(".crt")] for f in os.listdir(kube)
+                              if f.startswith("kubelet-") and f.endswith(".crt"))
+    except OSError as exc:
+        raise PKIError("cannot read %s: %s" % (path, exc)) from None
+    return {"etcd": [{"name": n} for n in etcd], "kubelets": kubelets}
+
+
+def pki_status(path, request=None, days=None, now=None):
+    """When each certificate of the PKI under ``path`` expires, and which are due.
+
+    The certificates are the ones :func:`plan_specs` names (the same list :func:`plan_pki`
+    renews); ``request`` gives the hosts (default: as found on disk, :func:`request_from_dir`).
+    ``days``: due when expiring within that many days (default: the renew threshold,
+    ``renew_before_days``). Returns ``{path, days, due, entries}``; an entry is ``{name, state,
+    not_after, days_left, reason}`` with ``state`` one of ``ok``, ``due`` (expires within
+    ``days``), ``expired``, ``missing``, ``unreadable`` or ``no-expiry`` (the service-account
+    key pair); ``due`` lists every entry that is not ``ok``/``no-expiry``. Reads only."""
+    if not HAS_CRYPTOGRAPHY:
+        raise PKIError("the Python library 'cryptography' is required on the controller: %s"
+                       % CRYPTOGRAPHY_IMPORT_ERROR)
+    if not path or not isinstance(path, str):
+        raise PKIError("path: give the PKI directory, got %r" % (path,))
+    path = os.path.abspath(os.path.expanduser(path))
+    if not os.path.isdir(path):
+        raise PKIError("path: %s is not a directory; create the PKI first with 'mooring pki generate'" % path)
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise PKIError("path: %s is not readable" % path)
+    days = DEFAULTS["renew_before_days"] if days is None else days
+    if isinstance(days, bool) or not isinstance(days, int) or days < 0:
+        raise PKIError("days must be a whole number of days (0 or more), got %r" % (days,))
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    request = dict(request_from_dir(path) if request is None else request)
+    # Only the host parts matter for the names; the renew threshold is this call's.
+    request.pop("renew_before_days", None)
+    spec = normalize(request)
+    entries = []
+    for cs in plan_specs(spec):
+        entry = {"name": cs.name, "state": "ok", "not_after": None, "days_left": None, "reason": None}
+        pem = _read(os.path.join(path, cs.name + ".crt"))
+        if pem is None:
+            entry.update(state="missing", reason="no %s.crt" % cs.name)
+        else:
+            try:
+                cert = x509.load_pem_x509_certificate(pem)
+            except ValueError:
+                cert = None
+                entry.update(state="unreadable", reason="%s.crt is not a PEM certificate" % cs.name)
+            if cert is not None:
+                left = _not_after(cert) - now
+                entry["not_after"] = _not_after(cert).strftime("%Y-%m-%dT%H:%M:%SZ")
+                entry["days_left"] = left.days
+                if left <= datetime.timedelta(0):
+                    entry.update(state="expired", reason="expired")
+                elif left < datetime.timedelta(days=days):
+                    entry.update(state="due", reason="expires within %d days" % days)
+        entries.append(entry)
+    sa = {"name": "sa", "state": "no-expiry", "not_after": None, "days_left": None,
+          "reason": "service-account key pair: a key, not a certificate; it does not expire"}
+    if _read(os.path.join(path, "sa.key")) is None or _read(os.path.join(path, "sa.pub")) is None:
+        sa.update(state="missing", reason="no sa.key/sa.pub")
+    entries.append(sa)
+    due = [e["name"] for e in entries if e["state"] not in ("ok", "no-expiry")]
+    return {"path": path, "days": days, "due": due, "entries": entries}

@@ -4,12 +4,15 @@
 
 ``mooring pki generate --dir DIR --config REQUEST.yml [--check] [--force NAME]...`` makes or
 renews what is due (same backend and same result as the ``mooring.cluster.pki`` action);
-``mooring pki list --dir DIR`` shows every certificate with its expiry. The request file
-holds the action's options (``control_plane``, ``etcd``, ``kubelets``, ``key_type``...).
+``mooring pki list --dir DIR`` shows every certificate with its expiry;
+``mooring pki status --dir DIR [--days N] [--json]`` says which are due (exit 0: none due;
+1: something is due, expired or missing; 2: usage error or a missing/unreadable directory).
+The request file holds the action's options (``control_plane``, ``etcd``, ``kubelets``, ``key_type``...).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
@@ -80,6 +83,42 @@ def _list(args):
     return 0
 
 
+def _status(args):
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import PKIError, pki_status
+
+    try:
+        request = _load_request(args.config) if args.config else None
+        status = pki_status(args.dir, request=request, days=args.days)
+    except PKIError as exc:
+        # Nothing could be read: neither "all good" (0) nor "something is due" (1).
+        sys.stderr.write("error: %s\n" % exc)
+        return 2
+    if args.json:
+        sys.stdout.write(json.dumps(status, indent=2, sort_keys=True) + "\n")
+        return 1 if status["due"] else 0
+    marks = {"ok": "", "due": "DUE", "expired": "EXPIRED", "missing": "MISSING", "unreadable": "UNREADABLE",
+             "no-expiry": "no expiry (key pair)"}
+    width = max(len(e["name"]) for e in status["entries"])
+    for e in status["entries"]:
+        when = e["not_after"] or "-"
+        left = "%5dd" % e["days_left"] if e["days_left"] is not None else "%6s" % "-"
+        sys.stdout.write(("%-*s  %-20s  %s  %s" % (width, e["name"], when, left, marks[e["state"]])).rstrip() + "\n")
+    sys.stdout.write("%s: %d due within %d days%s\n" % (
+        status["path"], len(status["due"]), status["days"],
+        (" (" + ", ".join(status["due"]) + ")") if status["due"] else ""))
+    return 1 if status["due"] else 0
+
+
+def _days(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a whole number of days" % text) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("%r: days cannot be negative" % text)
+    return value
+
+
 def register(subparsers):
     parser = subparsers.add_parser("pki", help="cluster certificates and keys, made on this machine")
     sub = parser.add_subparsers(dest="pki_command", metavar="COMMAND")
@@ -96,3 +135,10 @@ def register(subparsers):
     lst.add_argument("--dir", required=True, help="PKI directory")
     lst.add_argument("--json", action="store_true", help="print as JSON")
     lst.set_defaults(func=_list)
+    st = sub.add_parser("status", help="every certificate the PKI makes: expiry, days left, DUE (exit 1 when any is due)")
+    st.add_argument("--dir", required=True, help="PKI directory")
+    st.add_argument("--days", type=_days, default=None,
+                    help="DUE when expiring within N days (default: the renew threshold, 30, as certs_renew)")
+    st.add_argument("--config", help="YAML request naming the hosts (default: the hosts found under --dir)")
+    st.add_argument("--json", action="store_true", help="print as JSON")
+    st.set_defaults(func=_status)
