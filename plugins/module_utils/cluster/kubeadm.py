@@ -462,16 +462,27 @@ def plan_cluster(states, control_plane, workers, only=None):
     these hosts (the ``join`` playbook: others are never touched). Returns
     ``{"cluster_exists", "init_host", "token_host", "hosts": {host: {"action", "reason"}}}`` (``token_host``:
     where the join token is made - the init host or the first control plane that answers) with actions
-    ``init``, ``join_control_plane``, ``join_worker``, ``member``, ``blocked`` or ``untouched``."""
+    ``init``, ``join_control_plane``, ``join_worker``, ``member``, ``blocked`` or ``untouched``.
+
+    With ``only``, hosts outside it may have no state (the join playbook contacts only the new hosts
+    and the first control plane): they are ``untouched``, ``not contacted``, and such a partial view
+    never creates a cluster (a join host is ``blocked`` when no contacted control plane answers)."""
     control_plane = list(control_plane or [])
     workers = [h for h in (workers or []) if h not in control_plane]
     if not control_plane:
         raise KubeadmError("inventory: the group 'control_plane' is empty; at least one host is needed")
-    missing = [h for h in control_plane + workers if h not in states]
+    if only is not None:
+        strangers = [h for h in only if h not in control_plane + workers]
+        if strangers:
+            raise KubeadmError("join_hosts: %s not in the inventory groups 'control_plane' or 'workers'"
+                               % ", ".join(strangers))
+    missing = [h for h in control_plane + workers if h not in states and (only is None or h in only)]
     if missing:
         raise KubeadmError("state: no state gathered for %s (unreachable?)" % ", ".join(missing))
-    ready_cp = [h for h in control_plane if states[h].get("admin_conf") and states[h].get("api_ready")]
-    stale = [h for h in control_plane if states[h].get("admin_conf") and not states[h].get("api_ready")]
+    partial = [h for h in control_plane + workers if h not in states]
+    seen_cp = [h for h in control_plane if h in states]
+    ready_cp = [h for h in seen_cp if states[h].get("admin_conf") and states[h].get("api_ready")]
+    stale = [h for h in seen_cp if states[h].get("admin_conf") and not states[h].get("api_ready")]
     cluster_exists = bool(ready_cp)
     if not cluster_exists and stale:
         raise KubeadmError("the cluster state is contradictory", [
@@ -481,6 +492,10 @@ def plan_cluster(states, control_plane, workers, only=None):
     plan = {"cluster_exists": cluster_exists, "init_host": None, "token_host": ready_cp[0] if ready_cp else None,
             "hosts": {}}
     for host in control_plane + workers:
+        if host not in states:
+            plan["hosts"][host] = {"action": "untouched", "reason": "not contacted: not in this run's hosts, "
+                                   "listed from the inventory without reading its state"}
+            continue
         s = states[host]
         cp = host in control_plane
         if s.get("kubelet_conf"):
@@ -489,6 +504,9 @@ def plan_cluster(states, control_plane, workers, only=None):
             action, reason = "untouched", "not in this run's hosts"
         elif not s.get("binaries"):
             action, reason = "blocked", "kubeadm/kubelet binaries are not installed (bundle without Kubernetes?)"
+        elif partial and not cluster_exists:
+            action, reason = "blocked", ("no contacted control plane (%s) answers: a join needs a running cluster"
+                                         % ", ".join(seen_cp))
         elif cp and not cluster_exists and plan["init_host"] is None:
             action, reason = "init", "no control plane answers: this host creates the cluster"
             plan["init_host"] = plan["token_host"] = host

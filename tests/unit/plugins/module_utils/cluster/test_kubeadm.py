@@ -238,6 +238,28 @@ def test_contract_plan_cluster(name, states, only, expected):
         assert plan["hosts"][plan["token_host"]]["action"] == "member" and plan["token_host"] in CP
 
 
+def test_contract_join_partial_view():
+    """The join playbook reads only the new host and the first control plane: the others are listed, not read."""
+    cp1 = S(admin=True, kubelet=True, ready=True)
+    plan = k.plan_cluster({"cp1": cp1, "w2": S()}, CP, W, only=["w2"])
+    assert {h: p["action"] for h, p in plan["hosts"].items()} == {
+        "cp1": "member", "cp2": "untouched", "cp3": "untouched", "w1": "untouched", "w2": "join_worker"}
+    assert [plan["token_host"]] == ["cp1"] and "not contacted" in plan["hosts"]["w1"]["reason"]
+    assert "not contacted" not in plan["hosts"]["cp1"]["reason"]
+    # A new control plane never creates a second cluster when the contacted control plane does not answer.
+    plan = k.plan_cluster({"cp1": S(), "cp3": S()}, CP, W, only=["cp3"])
+    assert plan["init_host"] is None and plan["hosts"]["cp3"]["action"] == "blocked"
+    assert "a join needs a running cluster" in plan["hosts"]["cp3"]["reason"]
+    # The join hosts themselves must have been read, and be in the inventory's groups.
+    with pytest.raises(k.KubeadmError, match="no state gathered for w2"):
+        k.plan_cluster({"cp1": cp1}, CP, W, only=["w2"])
+    with pytest.raises(k.KubeadmError, match="join_hosts: w9 not in the inventory groups"):
+        k.plan_cluster({"cp1": cp1, "w9": S()}, CP, W, only=["w9"])
+    # Without only (install) a missing state is still an error.
+    with pytest.raises(k.KubeadmError, match="no state gathered for cp2"):
+        k.plan_cluster({"cp1": cp1, "w2": S()}, CP, W)
+
+
 def test_contract_refuses_init_over_stale_admin_conf():
     states = {"cp1": S(admin=True, kubelet=True, ready=False), "cp2": S(), "cp3": S(), "w1": S(), "w2": S()}
     with pytest.raises(k.KubeadmError, match="admin.conf exists but the API server does not answer"):
