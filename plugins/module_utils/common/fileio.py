@@ -11,7 +11,36 @@ rename, so a reader never sees half a file and a secret is never readable by oth
 from __future__ import annotations
 
 import os
+import re
 import tempfile
+
+# A name that becomes one path component: letters, digits, '.', '_', '-', '+', ':' and '@';
+# not '.' or '..', no separator, at most 128 characters.
+SAFE_NAME = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9_.+:@-]{1,128}$")
+
+
+class PathEscapeError(ValueError):
+    """A name is not a safe path component, or a path resolves outside its root."""
+
+
+def safe_name(value, what):
+    """``value`` when it is a safe single path component (:data:`SAFE_NAME`); else PathEscapeError."""
+    if not isinstance(value, str) or not SAFE_NAME.match(value):
+        shown = repr(value)
+        raise PathEscapeError("%s %s is not a safe name (letters, digits and . _ - + : @; no '/' or '..')"
+                              % (what, shown if len(shown) <= 80 else shown[:77] + "..."))
+    return value
+
+
+def under_root(root, *parts):
+    """``os.path.join(root, *parts)`` after checking it stays under ``root`` once symlinks are
+    resolved (for what exists of it); else PathEscapeError. The path need not exist."""
+    real_root = os.path.realpath(root)
+    path = os.path.join(root, *parts)
+    real = os.path.realpath(path)
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise PathEscapeError("%s resolves outside %s" % (os.path.join(*parts) if parts else path, root))
+    return path
 
 
 def _as_bytes(data):

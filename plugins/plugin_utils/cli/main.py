@@ -5,8 +5,10 @@
 Each command group lives in ``<group>.py`` next to this file and exposes
 ``register(subparsers)``; every leaf parser sets ``func(args) -> int``. Groups are found
 by that file name, so adding one touches no shared file. Domain errors
-(:class:`MooringError`) become one line per problem on stderr and exit code 1; usage
-errors exit 2. A closed standard output (``| head``) ends the command quietly with exit code 0.
+(:class:`MooringError`), an operating-system error on a file and a path that would leave its
+root become one line per problem on stderr and exit code 1; usage errors exit 2. Anything
+else is a bug: one line saying so (no traceback; ``MOORING_DEBUG=1`` re-raises it) and exit
+code 70. A closed standard output (``| head``) ends the command quietly with exit code 0.
 
 Start-up pays only for the command that runs: when the first argument names a group, only
 that group's module is imported (all of them only for the top-level help and usage errors),
@@ -22,6 +24,7 @@ import os
 import sys
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import PathEscapeError
 
 _PACKAGE = "ansible_collections.mooring.cluster.plugins.plugin_utils.cli"
 
@@ -72,5 +75,24 @@ def main(argv=None):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except PathEscapeError as exc:
+        sys.stderr.write("error: %s\n" % exc)
+        return 1
+    except OSError as exc:
+        sys.stderr.write("error: %s\n" % os_error_line(exc))
+        return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # noqa: BLE001 - a bug: say so in one line, never a traceback
+        if os.environ.get("MOORING_DEBUG"):
+            raise
+        sys.stderr.write("error: internal error (%s: %s); run again with MOORING_DEBUG=1 and report it\n"
+                         % (type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else ""))
+        return 70
+
+
+def os_error_line(exc):
+    """One line for an OSError: the file(s) it names and the system's words."""
+    names = [n for n in (exc.filename, exc.filename2) if n is not None]
+    text = exc.strerror or str(exc)
+    return "%s: %s" % (" -> ".join(str(n) for n in names), text) if names else text

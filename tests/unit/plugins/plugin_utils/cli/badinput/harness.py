@@ -1,0 +1,175 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The bad-input harness: one CLI run per case, in a forked child with a memory cap and a
+time limit, against a scratch tree whose every file is compared before and after.
+
+A case says which files to lay out (relative to ``{work}``), the ``mooring`` arguments
+(``{work}`` and ``{root}`` are substituted), the exit codes it may end with (1, or 2 for
+usage) and which paths under ``{root}`` it may write. The run then holds to:
+
+- the child ends by itself with an allowed exit code; an exception that reaches the top,
+  a signal, the time limit (``TIME_LIMIT``) or the memory cap (``MEMORY_LIMIT``, as
+  RLIMIT_AS) is a failure;
+- no ``Traceback`` on either stream, at most ``MAX_LINES`` lines of at most ``MAX_LINE``
+  characters on stderr (messages never embed unbounded values);
+- nothing under ``{root}`` (the case's whole tree, ``{work}`` and its sibling
+  ``outside/``) was created, changed or removed unless the case lists it in ``writes``;
+  ``forbidden`` names absolute paths outside the tree that must not appear.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import resource
+import signal
+import sys
+import time
+import traceback
+
+TIME_LIMIT = 10
+MEMORY_LIMIT = 1 << 30
+MAX_LINES = 40
+MAX_LINE = 1000
+INTERNAL = 99  # the child's exit code when an exception escaped main()
+
+
+class Case:
+    """One bad input. ``files`` maps a path under ``{work}`` to bytes or str (written as
+    UTF-8), or to ``None`` for a directory; ``setup(work)`` may lay out anything else."""
+
+    def __init__(self, id, argv, files=None, setup=None, exit=(1,), writes=(), stderr=None,
+                 forbidden=(), env=None):
+        self.id = id
+        self.argv = list(argv)
+        self.files = dict(files or {})
+        self.setup = setup
+        self.exit = tuple(exit)
+        self.writes = tuple(writes)
+        self.stderr = stderr
+        self.forbidden = tuple(forbidden)
+        self.env = dict(env or {})
+
+    def __repr__(self):
+        return "Case(%s)" % self.id
+
+
+def lay_out(case, root):
+    work = os.path.join(root, "work")
+    for d in (work, os.path.join(root, "outside"), os.path.join(root, "home")):
+        os.makedirs(d, exist_ok=True)
+    for rel, content in case.files.items():
+        path = os.path.join(work, rel)
+        if content is None:
+            os.makedirs(path, exist_ok=True)
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(content.encode("utf-8") if isinstance(content, str) else content)
+    if case.setup is not None:
+        case.setup(work)
+    return work
+
+
+def snapshot(root):
+    """Every entry under root: its kind, mode and (for files) sha256, by relative path."""
+    seen = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, root)
+            st = os.lstat(full)
+            if os.path.islink(full):
+                seen[rel] = ("link", os.readlink(full))
+            elif os.path.isdir(full):
+                seen[rel] = ("dir", st.st_mode & 0o7777)
+            elif os.path.isfile(full):
+                with open(full, "rb") as handle:
+                    seen[rel] = ("file", st.st_mode & 0o7777, hashlib.sha256(handle.read()).hexdigest())
+            else:
+                seen[rel] = ("special", st.st_mode)
+    return seen
+
+
+def _child(argv, env, out_fd, err_fd):  # pragma: no cover - runs in the forked child
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), encoding="utf-8", errors="replace")
+        sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), encoding="utf-8", errors="replace",
+                                      write_through=True)
+        sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
+        os.environ.update(env)
+        from ansible_collections.mooring.cluster.plugins.plugin_utils.cli.main import main
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    except BaseException:  # noqa: BLE001 - the harness reports whatever escaped
+        sys.stderr.write(traceback.format_exc())
+        code = INTERNAL
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+def run(case, root):
+    """Lay out, run and check one case; returns (code, stdout, stderr, seconds)."""
+    work = lay_out(case, str(root))
+    subst = {"work": work, "root": str(root)}
+    argv = [a.format(**subst) for a in case.argv]
+    env = {"MOORING_CACHE_DIR": os.path.join(work, "cache"), "HOME": os.path.join(str(root), "home")}
+    env.update({k: v.format(**subst) for k, v in case.env.items()})
+    before = snapshot(str(root))
+    forbidden_before = {p: os.path.lexists(p) for p in case.forbidden}
+    out_path = os.path.join(str(root), ".out")
+    err_path = os.path.join(str(root), ".err")
+    cwd = os.getcwd()
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover
+            os.chdir(work)
+            _child(argv, env, out.fileno(), err.fileno())
+        deadline = start + TIME_LIMIT
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise AssertionError("%s: still running after %d s" % (case.id, TIME_LIMIT))
+            time.sleep(0.005)
+        seconds = time.monotonic() - start
+    os.chdir(cwd)
+    with open(out_path, "rb") as handle:
+        stdout = handle.read().decode("utf-8", "replace")
+    with open(err_path, "rb") as handle:
+        stderr = handle.read().decode("utf-8", "replace")
+    os.unlink(out_path)
+    os.unlink(err_path)
+    after = snapshot(str(root))
+    assert os.WIFEXITED(status), "%s: ended by signal %d\n%s" % (case.id, os.WTERMSIG(status), stderr[-2000:])
+    code = os.WEXITSTATUS(status)
+    assert "Traceback" not in stderr and "Traceback" not in stdout, "%s: traceback\n%s" % (case.id, stderr[-4000:])
+    assert code in case.exit, "%s: exit %d, expected %s\n%s" % (case.id, code, case.exit, stderr[-2000:])
+    lines = stderr.splitlines()
+    assert len(lines) <= MAX_LINES, "%s: %d lines on stderr" % (case.id, len(lines))
+    long = [ln for ln in lines if len(ln) > MAX_LINE]
+    assert not long, "%s: a %d-character line on stderr: %s..." % (case.id, len(long[0]), long[0][:200])
+    if case.stderr is not None:
+        import re
+        assert re.search(case.stderr, stderr), "%s: stderr does not match %r:\n%s" % (case.id, case.stderr, stderr)
+    allowed = tuple(os.path.normpath(w.format(work="work", root=".")) for w in case.writes)
+    changed = sorted(p for p in set(before) | set(after)
+                     if before.get(p) != after.get(p) and not any(p == a or p.startswith(a + os.sep) for a in allowed))
+    assert not changed, "%s: wrote %s" % (case.id, changed[:10])
+    appeared = [p for p, was in forbidden_before.items() if not was and os.path.lexists(p)]
+    assert not appeared, "%s: wrote outside its tree: %s" % (case.id, appeared)
+    return code, stdout, stderr, seconds
