@@ -14,9 +14,9 @@ import os
 import re
 import tempfile
 
-# A name that becomes one path component: letters, digits, '.', '_', '-', '+', ':' and '@';
+# A name that becomes one path component: letters, digits, ".", "_", "-", "+", "~", ":" and "@";
 # not '.' or '..', no separator, at most 128 characters.
-SAFE_NAME = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9_.+:@-]{1,128}$")
+SAFE_NAME = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9_.+~:@-]{1,128}$")
 
 
 class PathEscapeError(ValueError):
@@ -27,7 +27,7 @@ def safe_name(value, what):
     """``value`` when it is a safe single path component (:data:`SAFE_NAME`); else PathEscapeError."""
     if not isinstance(value, str) or not SAFE_NAME.match(value):
         shown = repr(value)
-        raise PathEscapeError("%s %s is not a safe name (letters, digits and . _ - + : @; no '/' or '..')"
+        raise PathEscapeError("%s %s is not a safe name (letters, digits and . _ - + ~ : @; no '/' or '..')"
                               % (what, shown if len(shown) <= 80 else shown[:77] + "..."))
     return value
 

@@ -26,6 +26,9 @@ made bounded with :func:`bounded` so that the kURL hash keeps its exact semantic
 from __future__ import annotations
 
 import codecs
+import errno
+import os
+import stat
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
@@ -39,9 +42,9 @@ except ImportError as _exc:  # pragma: no cover - exercised by sanity's import t
     HAS_YAML = False
     YAML_IMPORT_ERROR = _exc
 
-MAX_BYTES = 4 * 1024 * 1024
+MAX_BYTES = 1024 * 1024
 MAX_DEPTH = 64
-MAX_NODES = 200000
+MAX_NODES = 100000
 MAX_ALIASES = 1000
 EXCERPT = 80
 
@@ -72,18 +75,17 @@ def decode(data, name):
 
 
 def read_bytes(path, max_bytes=MAX_BYTES):
-    """The bytes of a regular file, at most ``max_bytes`` (special files and directories refused)."""
-    import os
-    import stat
+    """The bytes of a regular file, at most ``max_bytes``.
 
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise YamlInputError("%s: cannot read: %s" % (path, exc.strerror or exc)) from None
+    A file that cannot be opened or read raises its ``OSError`` (``IsADirectoryError`` for a
+    directory), for the caller to word; a special file (FIFO, device, socket: never opened for
+    a blocking read) or one larger than ``max_bytes`` is a :class:`YamlInputError`.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
-            raise YamlInputError("%s: is a directory, not a file" % path)
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
         if not stat.S_ISREG(st.st_mode):
             raise YamlInputError("%s: not a regular file" % path)
         if st.st_size > max_bytes:
@@ -99,8 +101,6 @@ def read_bytes(path, max_bytes=MAX_BYTES):
                 raise YamlInputError("%s: more than %d bytes" % (path, max_bytes))
             chunks.append(chunk)
         return b"".join(chunks)
-    except OSError as exc:
-        raise YamlInputError("%s: cannot read: %s" % (path, exc.strerror or exc)) from None
     finally:
         os.close(fd)
 
@@ -193,7 +193,7 @@ def _parse_error(name, exc):
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     where = " (line %d, column %d)" % (mark.line + 1, mark.column + 1) if mark is not None else ""
-    return YamlInputError("%s: not valid YAML: %s%s" % (name, str(problem)[:200], where))
+    return YamlInputError("%s is not valid YAML: %s%s" % (name, str(problem)[:200], where))
 
 
 def load(data, name="<yaml>", loader=None, multi=False, max_bytes=MAX_BYTES, max_depth=MAX_DEPTH,
@@ -231,5 +231,5 @@ def load(data, name="<yaml>", loader=None, multi=False, max_bytes=MAX_BYTES, max
 
 
 def load_file(path, loader=None, multi=False, max_bytes=MAX_BYTES, **bounds):
-    """:func:`load` of a regular file's bytes (size checked before reading)."""
+    """:func:`load` of a regular file's bytes (size checked before reading; :func:`read_bytes`)."""
     return load(read_bytes(path, max_bytes), str(path), loader=loader, multi=multi, max_bytes=max_bytes, **bounds)

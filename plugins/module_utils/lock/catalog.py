@@ -24,6 +24,7 @@ except ImportError as _yaml_exc:  # a controller requirement; the import guard k
     HAS_YAML = False
     YAML_IMPORT_ERROR = _yaml_exc
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio, yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import CatalogError, ResolveError
 
 try:
@@ -102,19 +103,90 @@ def in_range(version, spec_range):
 
 
 # --------------------------------------------------------------------------- loading
-def _read_yaml_documents(path):
+def _read_yaml_documents(path, trusted=True):
+    """The add-on documents of one catalog file. The collection's own catalog is read with the
+    fast C loader; an overlay (``trusted=False``, the user's file) through :mod:`common.yamlio`'s
+    bounds, without aliases."""
     try:
-        with open(path, "r", encoding="utf-8") as handle:
-            docs = [d for d in yaml.load_all(handle, Loader=_SafeLoader) if d is not None]
-    except (OSError, yaml.YAMLError) as exc:
-        raise CatalogError("cannot read catalog file %s: %s" % (path, exc)) from exc
+        if trusted:
+            with open(path, "r", encoding="utf-8") as handle:
+                docs = [d for d in yaml.load_all(handle, Loader=_SafeLoader) if d is not None]
+        else:
+            docs = yamlio.load_file(path, multi=True, max_aliases=0)
+    except (OSError, yaml.YAMLError, yamlio.YamlInputError) as exc:
+        text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise CatalogError("cannot read catalog file %s: %s" % (path, text.splitlines()[0][:300])) from None
     entries = []
     for doc in docs:
         if isinstance(doc, dict) and "addons" in doc and "name" not in doc:
+            if not isinstance(doc["addons"], list):
+                raise CatalogError("%s: 'addons' must be a list of add-on documents" % path)
             entries.extend(doc["addons"] or [])
         else:
             entries.append(doc)
+    for entry in entries:
+        problems = shape_problems(path, entry)
+        if problems:
+            raise CatalogError("%s: malformed catalog document" % path, problems)
     return entries
+
+
+_STR = (str,)
+_VERSION = (str, int, float)
+_IMAGE = {"ref": _STR, "digest": _STR, "archive": {"url": _STR, "format": _STR, "sha256": _STR}}
+_ARTIFACT = {"name": _STR, "kind": _STR, "url": _STR, "dest": _STR, "arch": _STR, "sha256": _STR, "size": (int,)}
+_PACKAGES = {"*": [_STR]}
+ADDON_SHAPE = {
+    "name": _STR, "category": _STR, "description": _STR, "architectures": [_STR],
+    "artifacts": [_ARTIFACT], "images": [_IMAGE], "packages": _PACKAGES,
+    "versions": [{"version": _VERSION, "kubernetes": _STR, "sha256": {"*": {"*": _STR}},
+                  "artifacts": [_ARTIFACT], "images": [_IMAGE], "packages": _PACKAGES}],
+}
+
+
+def _shape(where, value, shape, problems):
+    if isinstance(shape, tuple):
+        if not isinstance(value, shape) or isinstance(value, bool):
+            problems.append("%s: %s is not %s" % (where, yamlio.excerpt(value, 40), " or ".join(
+                {"str": "a string", "int": "an integer", "float": "a number"}[t.__name__] for t in shape)))
+    elif isinstance(shape, list):
+        if not isinstance(value, list):
+            problems.append("%s: must be a list, not %s" % (where, yamlio.excerpt(value, 40)))
+        else:
+            for i, item in enumerate(value):
+                _shape("%s[%d]" % (where, i), item, shape[0], problems)
+    elif not isinstance(value, dict):
+        problems.append("%s: must be a mapping, not %s" % (where, yamlio.excerpt(value, 40)))
+    else:
+        for key, item in value.items():
+            sub = shape.get(key, shape.get("*"))
+            if not isinstance(key, str):
+                problems.append("%s: key %s is not a string" % (where, yamlio.excerpt(key, 40)))
+            elif sub is not None and item is not None:
+                _shape("%s.%s" % (where, key), item, sub, problems)
+
+
+def shape_problems(path, entry):
+    """One line per field of an add-on document whose type is not the catalog's (at most 20),
+    and every name that becomes a path (add-on, architecture, artifact name, arch, dest) checked
+    by :func:`fileio.safe_name`: a catalog or overlay cannot lead a bundle outside its cache."""
+    problems = []
+    _shape("add-on", entry, ADDON_SHAPE, problems)
+    if not problems:
+        named = [("name", entry.get("name"))] + [("architectures[%d]" % i, a) for i, a in enumerate(entry.get("architectures") or [])]
+        arts = [("artifacts[%d]" % i, a) for i, a in enumerate(entry.get("artifacts") or [])]
+        for i, version in enumerate(entry.get("versions") or []):
+            arts += [("versions[%d].artifacts[%d]" % (i, j), a) for j, a in enumerate(version.get("artifacts") or [])]
+        for where, art in arts:
+            named += [("%s.%s" % (where, k), art[k]) for k in ("name", "arch") if art.get(k) is not None]
+            if art.get("dest") is not None:
+                named += [("%s.dest" % where, part) for part in art["dest"].split("/")]
+        for where, value in named:
+            try:
+                fileio.safe_name(value, "add-on.%s:" % where)
+            except fileio.PathEscapeError as exc:
+                problems.append(str(exc))
+    return ["%s: %s" % (path, p) for p in problems[:20]]
 
 
 def _yaml_files(path):
@@ -203,7 +275,7 @@ def load_catalog(catalog_dir=None, overlays=()):
         sources.append(path)
     for overlay in overlays or ():
         for path in _yaml_files(overlay):
-            for entry in _read_yaml_documents(path):
+            for entry in _read_yaml_documents(path, trusted=False):
                 if not isinstance(entry, dict) or "name" not in entry:
                     raise CatalogError("%s: every overlay document needs a 'name'" % path)
                 name = entry["name"]

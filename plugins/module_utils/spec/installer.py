@@ -19,7 +19,7 @@ import json
 import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import EndpointError, ip_endpoint
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import SpecError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, SpecError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import (
     KurlHashError,
     kurl_hash_digest,
@@ -169,6 +169,8 @@ KURL_SETTINGS = ("kurl", "selinuxConfig", "iptablesConfig", "firewalldConfig", "
 # The document keys besides spec that kURL reads.
 KURL_TOP_LEVEL = ("apiVersion", "kind", "metadata", "spec")
 NO_CNI = "none"
+EXCERPT = 80  # the longest value an error message quotes
+MAX_PROBLEMS = 20  # schema problems listed; the rest are counted
 
 
 class Installer(object):
@@ -228,13 +230,16 @@ def _string_keys(value):
 
 
 def load_document(source):
-    """A mapping from YAML text (YAML 1.2 core schema) or an existing mapping."""
+    """A mapping from YAML text (YAML 1.2 core schema, read within :mod:`common.yamlio`'s bounds)
+    or an existing mapping."""
     if isinstance(source, dict):
         return copy.deepcopy(source)
     try:
-        document = load_yaml_1_2(source)
+        document = load_yaml_1_2(source, "the installer document")
+    except MooringError as exc:
+        raise SpecError(str(exc)) from None
     except Exception as exc:  # the YAML parser raises many types; report them all the same way
-        raise SpecError("the installer document is not valid YAML: %s" % str(exc).replace("\n", " ")) from exc
+        raise SpecError("the installer document is not valid YAML: %s" % str(exc).splitlines()[0][:200]) from None
     if not isinstance(document, dict):
         raise SpecError("the installer document must be a mapping with apiVersion, kind and spec")
     return document
@@ -243,12 +248,28 @@ def load_document(source):
 def _path(parts):
     out = ""
     for part in parts:
+        part = part if isinstance(part, int) else _short(str(part), 64)
         out += "[%d]" % part if isinstance(part, int) else (".%s" % part if out else str(part))
     return out or "(document)"
 
 
+def _short(text, limit=EXCERPT):
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _render(value):
-    return "'%s'" % value if isinstance(value, str) else json.dumps(value)
+    """A value as an error message quotes it: at most :data:`EXCERPT` characters."""
+    if isinstance(value, str):
+        return "'%s'" % _short(value)
+    if isinstance(value, (dict, list)):
+        return "a %s of %d item(s)" % ("mapping" if isinstance(value, dict) else "list", len(value))
+    return _short(json.dumps(value, default=str))
+
+
+def _names(names, limit=8):
+    """``names`` joined, at most ``limit`` of them, each shortened."""
+    shown = ", ".join(_short(str(n), 64) for n in names[:limit])
+    return shown + (", ... (%d more)" % (len(names) - limit) if len(names) > limit else "")
 
 
 def _schema_problem(error):
@@ -259,14 +280,16 @@ def _schema_problem(error):
     if validator == "additionalProperties":
         known = sorted(error.schema.get("properties", {}))
         extra = sorted(set(error.instance) - set(known))
+        more = ["%s: %d more unknown key(s)" % (path, len(extra) - MAX_PROBLEMS)] if len(extra) > MAX_PROBLEMS else []
+        extra = [_short(str(e), 64) for e in extra[:MAX_PROBLEMS]]
         if path == "spec":
-            return "; ".join("spec.%s: unknown add-on '%s' (known: %s)" % (e, e, ", ".join(known)) for e in extra)
-        return "; ".join("%s.%s: unknown field '%s' (allowed: %s)" % (path, e, e, ", ".join(known)) for e in extra)
+            return "; ".join(["spec.%s: unknown add-on '%s' (known: %s)" % (e, e, ", ".join(known)) for e in extra] + more)
+        return "; ".join(["%s.%s: unknown field '%s' (allowed: %s)" % (path, e, e, ", ".join(known)) for e in extra] + more)
     if validator == "required":
         missing = [r for r in error.validator_value if r not in error.instance]
         return "; ".join("%s.%s: required" % (path, m) if path != "(document)" else "%s: required" % m for m in missing)
     if validator == "enum":
-        return "%s: %s is not one of %s" % (path, _render(error.instance), ", ".join(str(v) for v in error.validator_value))
+        return "%s: %s is not one of %s" % (path, _render(error.instance), _names([str(v) for v in error.validator_value]))
     if validator == "const":
         return "%s: %s must be %s" % (path, _render(error.instance), _render(error.validator_value))
     if validator == "type":
@@ -275,7 +298,7 @@ def _schema_problem(error):
         return "%s: %s does not match %s" % (path, _render(error.instance), error.validator_value)
     if validator in ("minimum", "maximum", "minLength", "maxLength"):
         return "%s: %s is out of range (%s %s)" % (path, _render(error.instance), validator, error.validator_value)
-    return "%s: %s" % (path, error.message)
+    return "%s: %s" % (path, _short(error.message.splitlines()[0] if error.message else validator, 200))
 
 
 def _schema_problems(document):
@@ -288,6 +311,8 @@ def _schema_problems(document):
         for line in _schema_problem(error).split("; "):
             if line not in problems:
                 problems.append(line)
+    if len(problems) > MAX_PROBLEMS:
+        problems = problems[:MAX_PROBLEMS] + ["... and %d more problem(s)" % (len(problems) - MAX_PROBLEMS)]
     return problems
 
 
@@ -315,8 +340,12 @@ def _semantic_problems(addons):
                 raise ValueError("no prefix length, e.g. /16")
             networks[field] = ipaddress.ip_network(value, strict=True)
         except ValueError as exc:
-            problems.append("spec.kubernetes.%s: '%s' is not a network in CIDR notation (%s)" % (field, value, exc))
-    if len(networks) == 2 and networks["podCIDR"].overlaps(networks["serviceCIDR"]):
+            problems.append("spec.kubernetes.%s: '%s' is not a network in CIDR notation (%s)" % (field, _short(value), _short(str(exc))))
+    if len(networks) == 2 and networks["podCIDR"].version != networks["serviceCIDR"].version:
+        problems.append("spec.kubernetes.serviceCIDR: IPv%d, but podCIDR is IPv%d; pod and service networks must be of "
+                        "the same family (dual-stack is not supported)"
+                        % (networks["serviceCIDR"].version, networks["podCIDR"].version))
+    elif len(networks) == 2 and networks["podCIDR"].overlaps(networks["serviceCIDR"]):
         problems.append("spec.kubernetes.serviceCIDR: '%s' overlaps podCIDR '%s'; choose disjoint ranges"
                         % (kube["serviceCIDR"], kube["podCIDR"]))
     if isinstance(kube.get("haEndpoint"), dict):

@@ -61,6 +61,7 @@ except ImportError as _exc:  # PyYAML is a controller requirement; hosts may lac
     ConstructorError = ValueError
     MappingNode = ScalarNode = SequenceNode = None
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.object_hash import (
     UNDEFINED,
@@ -420,20 +421,21 @@ def _require_yaml():
         raise KurlHashError("the Python library PyYAML is required to read YAML: %s" % YAML_IMPORT_ERROR)
 
 
-def load_yaml_1_2(text):
+def load_yaml_1_2(text, name="<installer>"):
     """Load one YAML document with YAML 1.2 core-schema scalar rules.
 
     ``true/True/TRUE``, ``false/...``, ``null/Null/NULL/~``/empty; ints ``[-+]?[0-9]+``,
     ``0o[0-7]+``, ``0x[0-9a-fA-F]+``; floats incl. ``.inf``/``.nan``; everything else
     (``yes``, ``on``, ``1_000``, ``0b1``, ``2020-01-25``, ``1:30``) stays a string.
-    Duplicate keys are an error; ``<<`` merge keys are honoured.  Raises
-    ``yaml.YAMLError`` on bad input.
+    Duplicate keys are an error; ``<<`` merge keys are honoured.  Read within
+    :mod:`common.yamlio`'s bounds (size, depth, expanded size); raises
+    :class:`yamlio.YamlInputError` on bad input.
     """
     _require_yaml()
-    return yaml.load(text, Loader=_Yaml12CoreLoader)  # noqa: S506 - a SafeLoader subclass
+    return yamlio.load(text, name, loader=_Yaml12CoreLoader)
 
 
-def load_yaml_kurl(text):
+def load_yaml_kurl(text, name="<installer>"):
     """Load one YAML document the way kurl.sh did (js-yaml 4.1 ``load``, DEFAULT_SCHEMA).
 
     Differences from :func:`load_yaml_1_2`: numbers may contain ``_`` (``1_000``),
@@ -441,9 +443,10 @@ def load_yaml_kurl(text):
     ``YYYY-MM-DD[ T]hh:mm:ss...`` scalars become UTC ``datetime`` objects (JS ``Date``);
     mapping keys become JavaScript strings (``1: x`` has key ``"1"``); ``!!set`` is a
     mapping to ``None``, ``!!omap``/``!!pairs`` are lists of one-key mappings / pairs.
+    Bounded as :func:`load_yaml_1_2`.
     """
     _require_yaml()
-    return yaml.load(text, Loader=_JsYaml4Loader)  # noqa: S506 - a SafeLoader subclass
+    return yamlio.load(text, name, loader=_JsYaml4Loader)
 
 
 # ----------------------------------------------------------------- JavaScript semantics
@@ -643,8 +646,8 @@ def kurl_hash_yaml(text):
     """
     try:
         document = load_yaml_kurl(text)
-    except yaml.YAMLError as err:
-        raise KurlHashError("YAML could not be parsed: %s" % err) from err
+    except yamlio.YamlInputError as err:
+        raise KurlHashError("YAML could not be parsed: %s" % err) from None
     spec, api_version = {}, None
     if isinstance(document, dict):
         api_version = document.get("apiVersion")

@@ -19,9 +19,7 @@ def read_text(path):
     try:
         return resolve.read_text(path)
     except OSError as exc:
-        raise SpecError("cannot read %s: %s" % (path, exc.strerror)) from exc
-    except UnicodeDecodeError as exc:
-        raise SpecError("%s: not UTF-8 text (byte %d)" % (path, exc.start)) from None
+        raise SpecError("cannot read %s: %s" % (path, exc.strerror or exc)) from None
 
 
 def warn(warnings):
@@ -30,11 +28,37 @@ def warn(warnings):
         sys.stderr.write("warning: %s\n" % line)
 
 
+def named(path, exc):
+    """``exc`` (a SpecError or ResolveError) with every problem prefixed by the file it is about."""
+    name = "<stdin>" if path == "-" else path
+    problems = [p if p.startswith(name + ":") or p.startswith(name + " ") else "%s: %s" % (name, p) for p in exc.problems]
+    return type(exc)(exc.args[0] if exc.args else "invalid", problems, exc.warnings)
+
+
 def read_installer(path):
-    """Parse and validate an installer file ('-' for stdin)."""
+    """Parse and validate an installer file ('-' for stdin); problems name the file."""
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import read_installer as parse
 
-    return parse(read_text(path))
+    text = read_text(path)
+    try:
+        return parse(text)
+    except SpecError as exc:
+        raise named(path, exc) from None
+
+
+def output_target(path):
+    """Refuse an output path that can never be written (a directory, or below a file) before any work."""
+    import os
+
+    if path in (None, "-"):
+        return
+    if os.path.isdir(path):
+        raise SpecError("%s: is a directory; name the lock file to write" % path)
+    parent = os.path.dirname(os.path.abspath(path))
+    while parent and not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if parent and not os.path.isdir(parent):
+        raise SpecError("%s: cannot be written: %s is not a directory" % (path, parent))
 
 
 def _validate(args):
@@ -47,20 +71,28 @@ def _validate(args):
 def _hash(args):
     from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import hash_installer
 
-    short, _digest, warnings = hash_installer(read_text(args.file))
+    try:
+        short, _digest, warnings = hash_installer(read_text(args.file))
+    except SpecError as exc:
+        raise named(args.file, exc) from None
     warn(warnings)
     sys.stdout.write(short + "\n")
     return 0
 
 
 def _resolve(args):
+    from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import ResolveError
     from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_if_changed
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import dump_lock
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import resolve
 
+    output_target(args.output)
     installer = read_installer(args.file)
     warn(installer.warnings)
-    text = dump_lock(resolve(installer, args.catalog, args.catalog_overlay, args.arch))
+    try:
+        text = dump_lock(resolve(installer, args.catalog, args.catalog_overlay, args.arch))
+    except ResolveError as exc:
+        raise named(args.file, exc) from None
     if args.output in (None, "-"):
         sys.stdout.write(text)
         return 0

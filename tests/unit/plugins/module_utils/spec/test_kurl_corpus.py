@@ -98,6 +98,8 @@ def test_a_real_kurl_spec(tmp_path, text):
     warnings = [line[len("warning: "):] for line in err.splitlines() if line.startswith("warning: ")]
     errors = [line[len("error: "):] for line in err.splitlines() if line.startswith("error: ")]
     assert len(warnings) + len(errors) == len(err.splitlines()), err
+    assert all(e.startswith("%s: " % path) for e in errors), errors  # every error names the file
+    errors = [e[len("%s: " % path):] for e in errors]
     # Errors only for what makes the spec unusable, never for what is unsupported.
     assert not [e for e in errors if NOT_AN_ERROR.search(e)], errors
     placeholders = [e for e in errors if ".version: " in e and PLACEHOLDER.search(e)]
@@ -129,4 +131,4 @@ def test_a_real_kurl_spec(tmp_path, text):
         assert resolve_err.startswith("".join("warning: %s\n" % w for w in warnings))
         # resolve may only fail on versions the catalog does not have
         for line in resolve_err.splitlines()[len(warnings):]:
-            assert line.startswith("error: spec.") and "version" in line, resolve_err
+            assert line.startswith("error: %s: spec." % path) and "version" in line, resolve_err

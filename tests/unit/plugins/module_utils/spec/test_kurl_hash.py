@@ -29,6 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import YamlInputError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurl_hash as kh
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.object_hash import (
     ObjectHashError,
@@ -377,15 +378,15 @@ def test_load_yaml_1_2_nan_and_types():
     twelve = kh.load_yaml_1_2("v: 12")["v"]
     assert isinstance(twelve, int) and not isinstance(twelve, bool)
     assert isinstance(kh.load_yaml_1_2("v: !!float 12")["v"], float)
-    with pytest.raises(yaml.YAMLError):
+    with pytest.raises(YamlInputError):
         kh.load_yaml_1_2("v: !!int 1_000")
-    with pytest.raises(yaml.YAMLError):
+    with pytest.raises(YamlInputError):
         kh.load_yaml_1_2("v: !!bool yes")
 
 
 def test_load_yaml_1_2_mappings():
     assert kh.load_yaml_1_2("base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\n")["m"] == {"x": 1, "y": 3}
-    with pytest.raises(yaml.YAMLError, match="duplicated mapping key"):
+    with pytest.raises(YamlInputError, match="duplicated mapping key"):
         kh.load_yaml_1_2("a: 1\na: 2\n")
 
 
@@ -407,7 +408,7 @@ def test_load_yaml_kurl_scalars(text, expected):
 def test_load_yaml_kurl_collections():
     loaded = kh.load_yaml_kurl("1: a\ntrue: b\n~: c\ns: !!set {x, y}\no: !!omap [p: 1, q: 2]\n")
     assert loaded == {"1": "a", "true": "b", "null": "c", "s": {"x": None, "y": None}, "o": [{"p": 1}, {"q": 2}]}
-    with pytest.raises(yaml.YAMLError, match="duplicated mapping key"):
+    with pytest.raises(YamlInputError, match="duplicated mapping key"):
         kh.load_yaml_kurl("1: a\n'1': b\n")
 
 

@@ -43,8 +43,8 @@ def test_bad_input_one_line_per_problem_and_nonzero(tmp_path):
     assert run.returncode == 1
     lines = run.stderr.strip().splitlines()
     assert lines == [
-        "error: spec.etcd.topology: 'x' is not one of external, stacked",
-        "error: spec.kubernetes.version: '1.31.z' is not an exact version, 'latest' or 'X.Y.x'",
+        "error: %s: spec.etcd.topology: 'x' is not one of external, stacked" % bad,
+        "error: %s: spec.kubernetes.version: '1.31.z' is not an exact version, 'latest' or 'X.Y.x'" % bad,
     ]
     assert "Traceback" not in run.stderr
 
@@ -74,7 +74,7 @@ def test_kurl_warnings_are_printed_by_validate_hash_and_resolve_also_with_errors
     for command in ("validate", "resolve"):
         run = mooring("spec", command, "-", stdin=bad)
         assert run.returncode == 1
-        assert run.stderr == rook + "error: spec.kubernetes: must be a mapping of the add-on's fields, not 'latest'\n"
+        assert run.stderr == rook + "error: <stdin>: spec.kubernetes: must be a mapping of the add-on's fields, not 'latest'\n"
         assert "Traceback" not in run.stderr
 
 
