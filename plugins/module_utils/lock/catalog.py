@@ -218,12 +218,19 @@ def _merge_addon(base, overlay):
 class Catalog(object):
     """A loaded, checked catalog: ``addons[name]`` is the add-on's data."""
 
-    def __init__(self, addons, sources=()):
+    def __init__(self, addons, sources=(), origins=None):
         self.addons = addons
         self.sources = list(sources)
         problems = check_catalog(addons)
         if problems:
-            raise CatalogError("the catalog is invalid", problems)
+            # Name the overlay (or catalog file) an add-on's problem comes from.
+            origins = origins or {}
+            named = []
+            for problem in problems:
+                name = problem[len("catalog."):].split(".", 1)[0].split("[", 1)[0]
+                files = origins.get(name)
+                named.append("%s: %s" % (", ".join(files), problem) if files else problem)
+            raise CatalogError("the catalog is invalid", named)
         # Decided once: versions newest first (semantic order), and each version's entry.
         self._sorted = {}
         self._releases = {}
@@ -265,6 +272,7 @@ def load_catalog(catalog_dir=None, overlays=()):
     catalog_dir = catalog_dir or default_catalog_dir()
     addons = {}
     sources = []
+    origins = {}
     for path in _yaml_files(catalog_dir):
         for entry in _read_yaml_documents(path):
             if not isinstance(entry, dict) or "name" not in entry:
@@ -280,8 +288,9 @@ def load_catalog(catalog_dir=None, overlays=()):
                     raise CatalogError("%s: every overlay document needs a 'name'" % path)
                 name = entry["name"]
                 addons[name] = _merge_addon(addons[name], entry) if name in addons else entry
+                origins.setdefault(name, []).append(path)
             sources.append(path)
-    return Catalog(addons, sources)
+    return Catalog(addons, sources, origins)
 
 
 # --------------------------------------------------------------------------- checking

@@ -44,6 +44,7 @@ VERSION_PATTERN = r"^(latest|(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.x|v?(0|[1-9][0-9]
 VERSION_HELP = "is not an exact version, 'latest' or 'X.Y.x'"
 DNS_LABELS = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 _DNS_NAME = re.compile(DNS_LABELS)
+_ENDPOINT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?)(:([1-9][0-9]{0,4}))?$")
 
 
 def _addon(properties=None, required=("version",)):
@@ -348,6 +349,10 @@ def _semantic_problems(addons):
     elif len(networks) == 2 and networks["podCIDR"].overlaps(networks["serviceCIDR"]):
         problems.append("spec.kubernetes.serviceCIDR: '%s' overlaps podCIDR '%s'; choose disjoint ranges"
                         % (kube["serviceCIDR"], kube["podCIDR"]))
+    endpoint = kube.get("controlPlaneEndpoint")
+    if isinstance(endpoint, str) and not _ENDPOINT.match(endpoint) and not isinstance(kube.get("haEndpoint"), dict):
+        problems.append("spec.kubernetes.controlPlaneEndpoint: '%s' is not HOST[:PORT] (a DNS name or an IPv4 address) "
+                        "or [IPv6][:PORT]" % _short(endpoint))
     if isinstance(kube.get("haEndpoint"), dict):
         if "controlPlaneEndpoint" not in kube:
             problems.append("spec.kubernetes.haEndpoint: mode vip needs spec.kubernetes.controlPlaneEndpoint "

@@ -71,8 +71,9 @@ def _validate(args):
 def _hash(args):
     from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import hash_installer
 
+    text = read_text(args.file)
     try:
-        short, _digest, warnings = hash_installer(read_text(args.file))
+        short, _digest, warnings = hash_installer(text)
     except SpecError as exc:
         raise named(args.file, exc) from None
     warn(warnings)

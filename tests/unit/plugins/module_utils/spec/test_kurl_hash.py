@@ -24,7 +24,6 @@ import math
 import random
 
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
