@@ -22,7 +22,7 @@ _CLUSTER_VALUES = (
 )
 
 # The options that are not part of the certificate request.
-_NOT_REQUEST = ("path", "force", "from_inventory", "lock")
+_NOT_REQUEST = ("path", "force", "from_inventory", "lock", "new_ca", "reissue_broken")
 
 
 class ActionModule(MooringAction):
@@ -40,7 +40,8 @@ class ActionModule(MooringAction):
             for part, value in derived.items():
                 if not request[part]:
                     request[part] = value
-        result = ensure_pki(args["path"], request, check_mode=self.check_mode, force=args["force"])
+        result = ensure_pki(args["path"], request, check_mode=self.check_mode, force=args["force"],
+                            new_ca=args["new_ca"], reissue_broken=args["reissue_broken"])
         diff = result.pop("diff")
         if self._task.diff and result["changed"]:
             result["diff"] = diff

@@ -15,9 +15,18 @@ description:
     C(etcd/members/<name>/server) and C(etcd/members/<name>/peer), and the client certificates behind
     the kubeconfig files C(kubeconfig/admin), C(kubeconfig/super-admin), C(kubeconfig/controller-manager),
     C(kubeconfig/scheduler) and C(kubeconfig/kubelet-<node>).
-  - A certificate is kept unless it is missing, expires within O(renew_before_days), its subject, SANs,
-    key usages or key type no longer match the request, its key does not match, or it was not issued by
-    the current CA. The result says what was created or renewed and why.
+  - A leaf certificate is kept unless it is missing, expires within O(renew_before_days), its subject, SANs,
+    key usages or key type no longer match the request, or it was not issued by the current CA. The result
+    says what was created or renewed and why.
+  - What is on disk is judged before anything is written or chmod-ed. A CA (C(ca), C(etcd/ca),
+    C(front-proxy-ca)) or the service-account key pair that is present but broken - unreadable, half there
+    (certificate without key or the reverse), not a CA, its key not matching, CA files swapped, or expiring
+    within O(renew_before_days) - fails the task, naming the file, unless named in O(new_ca). Missing CA
+    files (both absent) are created, as on a first run.
+  - A leaf certificate or key that is present but broken (unreadable, its key not matching, a CA certificate
+    where a leaf belongs) fails the task, naming the file, unless named in O(force) or O(reissue_broken) is set.
+  - Symbolic links and special files (FIFOs, sockets, devices) inside O(path) fail the task before anything
+    is read there; O(path) itself may be a symbolic link to a directory.
   - Directories are created 0700, private keys 0600, certificates 0644; wrong modes are fixed and reported.
   - Only the Python C(cryptography) library is used, no C(openssl) commands. Nothing secret is returned;
     push the files to hosts with M(ansible.builtin.copy) and C(no_log=true), never through cloud user_data.
@@ -137,11 +146,31 @@ options:
     type: int
     default: 30
   force:
-    description: Names of certificates (as in RV(files)) to renew regardless; C(all) renews every one, C(sa) the
-      service-account key pair.
+    description:
+      - Names of leaf certificates (as in RV(files)) to renew regardless, broken or not; C(all) renews every leaf.
+      - A CA or C(sa) here fails the task; a new CA or key pair is asked for with O(new_ca).
     type: list
     elements: str
     default: []
+  new_ca:
+    description:
+      - CAs to make anew - C(ca), C(etcd/ca), C(front-proxy-ca), or C(sa) for the service-account key pair -
+        whatever their state, re-issuing every certificate each one signed.
+      - On a running cluster this is the first step of a CA rotation, not a repair - every kubeconfig and
+        kubelet must get the new CA and every node be restarted (docs/pki.md, "A new CA"); a new C(sa)
+        invalidates every service-account token signed with the old key.
+    type: list
+    elements: str
+    default: []
+    version_added: 0.1.0
+  reissue_broken:
+    description:
+      - Re-issue every broken leaf certificate (unreadable, its key not matching, a CA where a leaf belongs)
+        instead of failing; each is reported in RV(renewed), its reason starting with C(broken).
+      - A broken CA or service-account key pair still fails; see O(new_ca).
+    type: bool
+    default: false
+    version_added: 0.1.0
   from_inventory:
     description:
       - Fill O(control_plane), O(etcd) and O(kubelets), where not given, from the inventory - the hosts of the
@@ -175,12 +204,20 @@ EXAMPLES = r"""
   run_once: true
   register: pki
 
-- name: Renew what expires within 60 days
+- name: Renew what expires within 60 days, and re-issue leaf certificates whose files are broken
   mooring.cluster.pki:
     path: "{{ inventory_dir }}/pki"
     etcd:
       - {name: e1, addresses: [10.0.0.21]}
     renew_before_days: 60
+    reissue_broken: true
+  run_once: true
+
+- name: First step of rotating the etcd CA (docs/pki.md) - a new CA and every certificate under it
+  mooring.cluster.pki:
+    path: "{{ inventory_dir }}/pki"
+    from_inventory: true
+    new_ca: [etcd/ca]
   run_once: true
 """
 
@@ -196,7 +233,8 @@ renewed:
   returned: always
   type: list
   elements: dict
-  sample: [{name: apiserver, reason: SANs changed}, {name: kubeconfig/admin, reason: "expiring 2026-01-02T03:04:05Z"}]
+  sample: [{name: apiserver, reason: SANs changed}, {name: kubeconfig/admin, reason: "expiring 2026-01-02T03:04:05Z"},
+           {name: kubeconfig/scheduler, reason: "broken: kubeconfig/scheduler.key is not a PEM private key"}]
 kept:
   description: Certificates left as they were.
   returned: always

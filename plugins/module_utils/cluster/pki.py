@@ -10,10 +10,19 @@ super-admin, controller-manager, scheduler, one per kubelet).
 
 Decide, then act: :func:`plan_pki` looks at what is on disk and says, for every
 certificate, whether it is kept, created or renewed and why (missing, expiring within the
-renew threshold, subject/SANs/usages no longer matching the inventory, key mismatch, or
-issued by another CA). :func:`ensure_pki` applies that plan. Only the ``cryptography``
-library is used; nothing is shelled out. Directories are 0700, private keys 0600,
-certificates 0644; every write is atomic (temporary file + rename).
+renew threshold, subject/SANs/usages no longer matching the inventory, or issued by another
+CA), or refused. :func:`ensure_pki` applies that plan only when nothing is refused. Only the
+``cryptography`` library is used; nothing is shelled out. Directories are 0700, private keys
+0600, certificates 0644; every write is atomic (temporary file + rename).
+
+What is on disk is judged before anything is written or chmod-ed. A CA (or the
+service-account key pair) that is present but broken - unreadable, half there, not a CA, its
+key not matching, or expiring - is refused: a new CA is made only when the caller names it in
+``new_ca``, because it re-issues everything it signed. A broken leaf (unreadable, its key not
+matching, a CA where a leaf belongs) is refused unless named in ``force`` or the caller's policy
+says ``reissue_broken``. Symbolic links and special files inside the directory are refused (the
+directory itself may be a link); files are read without following links, without blocking and
+at most :data:`MAX_PEM_BYTES` each.
 
 Subjects follow kubeadm (v1.29+): ``apiserver-kubelet-client`` and ``admin`` carry
 O=kubeadm:cluster-admins, ``super-admin`` O=system:masters, kubelets
@@ -23,12 +32,15 @@ CN=system:node:<name>, O=system:nodes.
 from __future__ import annotations
 
 import datetime
+import errno
 import ipaddress
 import os
 import re
+import stat
 
 try:
     from cryptography import x509
+    from cryptography.exceptions import UnsupportedAlgorithm
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec, rsa
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
@@ -38,9 +50,11 @@ try:
 except ImportError as _exc:  # pragma: no cover - exercised by sanity's import test only
     HAS_CRYPTOGRAPHY = False
     CRYPTOGRAPHY_IMPORT_ERROR = _exc
+    UnsupportedAlgorithm = ValueError
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
 
 
 class PKIError(MooringError):
@@ -66,6 +80,10 @@ SERVER = "server"
 CLIENT = "client"
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _BACKDATE = datetime.timedelta(minutes=5)
+# Options of one run, not of the certificates: never part of a request (a --config file).
+RUN_OPTIONS = ("new_ca", "reissue_broken")
+# A PEM certificate or key is a few KiB; a file larger than this is not one (and is not read).
+MAX_PEM_BYTES = 1 << 20
 
 
 class CertSpec:
@@ -104,11 +122,19 @@ class CertSpec:
 # Input
 
 
+def _listed(items, limit=10):
+    """Names for a message: sorted, each shown plain when short and simple, else as an excerpt,
+    at most ``limit`` of them."""
+    shown = sorted(i if isinstance(i, str) and re.fullmatch(r"[\w./:@-]{1,60}", i) else excerpt(i, 60) for i in items)
+    more = len(shown) - limit
+    return ", ".join(shown[:limit]) + (" and %d more" % more if more > 0 else "")
+
+
 def _field_list(value, field):
     if value is None:
         return []
     if not isinstance(value, (list, tuple)):
-        raise PKIError("%s must be a list, got %r" % (field, value))
+        raise PKIError("%s must be a list, got %s" % (field, excerpt(value)))
     return list(value)
 
 
@@ -116,14 +142,14 @@ def _parse_ip(text, field):
     try:
         return ipaddress.ip_address(str(text))
     except ValueError:
-        raise PKIError("%s: %r is not an IP address; give addresses as IPv4/IPv6 literals and host names "
-                       "under 'names'" % (field, text)) from None
+        raise PKIError("%s: %s is not an IP address; give addresses as IPv4/IPv6 literals and host names "
+                       "under 'names'" % (field, excerpt(text))) from None
 
 
 def _check_name(text, field):
-    if not isinstance(text, str) or len(text) > 253 or not _DNS1123.match(text):
-        raise PKIError("%s: %r is not a valid DNS-1123 name (lower-case letters, digits, '-' and '.')"
-                       % (field, text))
+    if not isinstance(text, str) or len(text) > 253 or not _DNS1123.fullmatch(text):
+        raise PKIError("%s: %s is not a valid DNS-1123 name (lower-case letters, digits, '-' and '.')"
+                       % (field, excerpt(text)))
     return text
 
 
@@ -135,14 +161,14 @@ def _members(value, field):
         if isinstance(item, str):
             item = {"name": item}
         if not isinstance(item, dict) or "name" not in item:
-            raise PKIError("%s must be a mapping with 'name' (and optional 'addresses', 'names'), got %r"
-                           % (where, item))
-        unknown = sorted(set(item) - {"name", "addresses", "names"})
+            raise PKIError("%s must be a mapping with 'name' (and optional 'addresses', 'names'), got %s"
+                           % (where, excerpt(item)))
+        unknown = set(item) - {"name", "addresses", "names"}
         if unknown:
-            raise PKIError("%s: unknown key(s) %s; allowed: name, addresses, names" % (where, ", ".join(unknown)))
+            raise PKIError("%s: unknown key(s) %s; allowed: name, addresses, names" % (where, _listed(unknown)))
         name = _check_name(item["name"], where + ".name")
         if name in seen:
-            raise PKIError("%s.name: %r appears twice in %s" % (where, name, field))
+            raise PKIError("%s.name: %s appears twice in %s" % (where, excerpt(name), field))
         seen.add(name)
         addresses = [_parse_ip(a, "%s.addresses[%d]" % (where, j))
                      for j, a in enumerate(_field_list(item.get("addresses"), where + ".addresses"))]
@@ -155,21 +181,21 @@ def _members(value, field):
 def _positive_int(spec, field):
     value = spec[field]
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise PKIError("%s must be a positive integer (days), got %r" % (field, value))
+        raise PKIError("%s must be a positive integer (days), got %s" % (field, excerpt(value)))
     return value
 
 
 def normalize(spec):
     """Validate a PKI request and fill in defaults. Raises :class:`PKIError` naming the field."""
     if not isinstance(spec, dict):
-        raise PKIError("the PKI request must be a mapping, got %r" % (spec,))
-    unknown = sorted(set(spec) - set(DEFAULTS))
+        raise PKIError("the PKI request must be a mapping, got %s" % excerpt(spec))
+    unknown = set(spec) - set(DEFAULTS)
     if unknown:
-        raise PKIError("unknown PKI option(s): %s; allowed: %s" % (", ".join(unknown), ", ".join(sorted(DEFAULTS))))
+        raise PKIError("unknown PKI option(s): %s; allowed: %s" % (_listed(unknown), ", ".join(sorted(DEFAULTS))))
     out = dict(DEFAULTS)
     out.update({k: v for k, v in spec.items() if v is not None})
     if out["key_type"] not in KEY_TYPES:
-        raise PKIError("key_type: %r is not one of %s" % (out["key_type"], ", ".join(KEY_TYPES)))
+        raise PKIError("key_type: %s is not one of %s" % (excerpt(out["key_type"]), ", ".join(KEY_TYPES)))
     for field in ("ca_validity_days", "validity_days", "renew_before_days"):
         _positive_int(out, field)
     if out["renew_before_days"] >= out["validity_days"]:
@@ -179,7 +205,8 @@ def normalize(spec):
     try:
         net = ipaddress.ip_network(str(out["service_cidr"]), strict=True)
     except ValueError as exc:
-        raise PKIError("service_cidr: %r is not a network in CIDR form (%s)" % (out["service_cidr"], exc)) from None
+        raise PKIError("service_cidr: %s is not a network in CIDR form (%s)"
+                       % (excerpt(out["service_cidr"]), str(exc)[:120])) from None
     out["service_ip"] = net.network_address + 1
     out["control_plane"] = _members(out["control_plane"], "control_plane")
     out["etcd"] = _members(out["etcd"], "etcd")
@@ -190,7 +217,10 @@ def normalize(spec):
         if name not in kubelets:
             kubelets.append(name)
     out["kubelets"] = kubelets
-    endpoint = str(out["control_plane_endpoint"] or "")
+    endpoint = out["control_plane_endpoint"] or ""
+    if not isinstance(endpoint, str):
+        raise PKIError("control_plane_endpoint must be a string (host, host:port or [v6]:port), got %s"
+                       % excerpt(endpoint))
     host = endpoint
     if endpoint.startswith("["):
         host = endpoint[1:].split("]", 1)[0]
@@ -292,32 +322,206 @@ def plan_specs(spec):
 
 
 # ---------------------------------------------------------------------------------------
-# Reading what is on disk
+# Reading what is on disk: never through a link, never blocking, never more than a PEM file
+
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_MAX_PROBLEMS = 20
+
+
+def _shown(path):
+    """A path as a message may show it: bounded, non-printable characters escaped."""
+    if not path.isprintable():
+        return excerpt(path, 300)
+    return path if len(path) <= 300 else "..." + path[-297:]
+
+
+def _capped(lines, limit=_MAX_PROBLEMS):
+    more = len(lines) - limit
+    return lines[:limit] + (["... and %d more" % more] if more > 0 else [])
+
+
+def check_tree(path):
+    """Refuse symbolic links and special files (FIFOs, sockets, devices) anywhere inside the
+    directory ``path`` (``path`` itself may be a link to a directory): one problem per entry,
+    before anything reads, writes or chmods there. A missing ``path`` passes."""
+    if not os.path.isdir(path):
+        return
+    bad = []
+    pending = [path]
+    while pending:
+        directory = pending.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            raise PKIError("cannot read %s: %s" % (_shown(directory), exc.strerror or exc)) from None
+        for entry in entries:
+            if entry.is_symlink():
+                bad.append("%s is a symbolic link" % _shown(entry.path))
+            elif entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+            elif not entry.is_file(follow_symlinks=False):
+                bad.append("%s is a special file (FIFO, socket or device)" % _shown(entry.path))
+    if bad:
+        bad.sort()
+        raise PKIError("the PKI directory %s holds links or special files" % _shown(path), problems=_capped(
+            ["%s; the PKI directory holds only regular files and directories (nothing is read, written or "
+             "chmod-ed through a link): replace it with the file itself or remove it" % b for b in bad]))
 
 
 def _read(path):
+    """``(data, None)`` for a regular file, ``(None, None)`` when there is none, ``(None, why)``
+    when it cannot be taken (unreadable, larger than :data:`MAX_PEM_BYTES`). A link is not
+    followed and a FIFO does not block; a link, a directory or a special file where a file
+    belongs is a :class:`PKIError`."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK)
     except FileNotFoundError:
-        return None
+        return None, None
     except OSError as exc:
-        raise PKIError("cannot read %s: %s" % (path, exc)) from None
-
-
-def _load_pair(base):
-    """(cert, key, problem): problem is None when both load and match."""
-    cert_pem, key_pem = _read(base + ".crt"), _read(base + ".key")
-    if cert_pem is None or key_pem is None:
-        return None, None, "missing"
+        if exc.errno == errno.ELOOP:
+            raise PKIError("%s is a symbolic link; the PKI directory holds only regular files and directories"
+                           % _shown(path)) from None
+        if exc.errno == errno.ENOTDIR:
+            head = os.path.dirname(path)
+            while not os.path.exists(head) and os.path.dirname(head) != head:
+                head = os.path.dirname(head)
+            raise PKIError("%s is a file where a directory of the PKI belongs (it should hold %s)"
+                           % (_shown(head), os.path.relpath(path, head))) from None
+        return None, "cannot be read (%s)" % (exc.strerror or exc)
     try:
-        cert = x509.load_pem_x509_certificate(cert_pem)
-        key = serialization.load_pem_private_key(key_pem, password=None)
-    except (ValueError, TypeError):
-        return None, None, "unreadable"
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise PKIError("%s is a directory where a certificate or key file belongs" % _shown(path))
+        if not stat.S_ISREG(st.st_mode):
+            raise PKIError("%s is a special file (FIFO, socket or device); the PKI directory holds only regular "
+                           "files and directories" % _shown(path))
+        if st.st_size > MAX_PEM_BYTES:
+            return None, "is %d bytes, more than a PEM file holds (at most %d)" % (st.st_size, MAX_PEM_BYTES)
+        chunks, size = [], 0
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > MAX_PEM_BYTES:
+                return None, "is more than %d bytes, more than a PEM file holds" % MAX_PEM_BYTES
+            chunks.append(chunk)
+        return b"".join(chunks), None
+    except OSError as exc:
+        return None, "cannot be read (%s)" % (exc.strerror or exc)
+    finally:
+        os.close(fd)
+
+
+def _parse_cert(data):
+    """``(certificate, None)`` or ``(None, why)``; every part the PKI looks at is parsed here."""
+    if not data.strip():
+        return None, "is empty"
+    try:
+        cert = x509.load_pem_x509_certificate(data)
+    except x509.InvalidVersion:
+        return None, "is not an X.509 v1/v3 certificate (invalid version)"
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        return None, "is not a PEM X.509 certificate"
+    try:
+        cert.extensions  # noqa: B018 - parsed lazily: a malformed extension raises here, not later
+        _subject_of(cert)
+        _sans_of(cert)
+        _usages_of(cert)
+        _is_ca(cert)
+        cert.issuer  # noqa: B018
+        _public_bytes(cert.public_key())
+        _not_after(cert)
+    except Exception:  # noqa: BLE001 - whatever a hostile certificate makes cryptography raise
+        return None, "is a malformed certificate (its extensions, names or public key cannot be read)"
+    return cert, None
+
+
+def _parse_key(data):
+    """``(private key, None)`` or ``(None, why)``."""
+    if not data.strip():
+        return None, "is empty"
+    try:
+        return serialization.load_pem_private_key(data, password=None), None
+    except TypeError:
+        return None, "is an encrypted private key; the PKI needs unencrypted PEM keys"
+    except UnsupportedAlgorithm:
+        return None, "holds a private key of an unsupported type"
+    except ValueError:
+        return None, "is not a PEM private key"
+
+
+def _examine(path, name, ca):
+    """What is on disk for ``name`` (``<name>.crt`` and ``<name>.key`` under ``path``).
+
+    Returns ``(cert, key, problem)``: ``problem`` is None when both load, the key matches and the
+    certificate is a CA exactly when ``ca``; ``"missing"`` when neither file is there (for a leaf,
+    also when one of them is missing: it is made again); else ``(file, why)``, what is broken, the
+    file named relative to ``path`` (``cert`` is set when the certificate itself loaded)."""
+    crt, key_file = name + ".crt", name + ".key"
+    cert_pem, why = _read(os.path.join(path, crt))
+    if why:
+        return None, None, (crt, why)
+    key_pem, key_why = _read(os.path.join(path, key_file))
+    cert = key = None
+    if cert_pem is not None:
+        cert, why = _parse_cert(cert_pem)
+        if why:
+            return None, None, (crt, why)
+    if key_why:
+        return cert, None, (key_file, key_why)
+    if key_pem is not None:
+        key, why = _parse_key(key_pem)
+        if why:
+            return cert, None, (key_file, why)
+    if cert is None or key is None:
+        if not ca or (cert is None and key is None):
+            return cert, key, "missing"
+        absent, there = (crt, key_file) if cert is None else (key_file, crt)
+        return cert, key, (absent, "is missing while %s is there (half a CA)" % there)
     if _public_bytes(key.public_key()) != _public_bytes(cert.public_key()):
-        return cert, key, "key mismatch"
+        return cert, key, (key_file, "does not match %s (it is another key pair's key)" % crt)
+    if ca and not _is_ca(cert):
+        return cert, key, (crt, "is not a CA certificate (no BasicConstraints CA:TRUE)")
+    if ca and not isinstance(key, (rsa.RSAPrivateKey, ec.EllipticCurvePrivateKey)):
+        return cert, key, (key_file, "holds a key of type %s; a CA here signs with an RSA or ECDSA key"
+                           % type(key).__name__.replace("PrivateKey", ""))
+    if not ca and _is_ca(cert):
+        return cert, key, (crt, "is a CA certificate where a leaf certificate belongs")
     return cert, key, None
+
+
+def _examine_sa(path):
+    """The service-account key pair (``sa.key``, ``sa.pub``): None, ``"missing"`` (neither file)
+    or ``(file, why)``."""
+    key_pem, why = _read(os.path.join(path, "sa.key"))
+    if why:
+        return ("sa.key", why)
+    pub_pem, why = _read(os.path.join(path, "sa.pub"))
+    if why:
+        return ("sa.pub", why)
+    if key_pem is None and pub_pem is None:
+        return "missing"
+    if key_pem is None or pub_pem is None:
+        absent, there = ("sa.key", "sa.pub") if key_pem is None else ("sa.pub", "sa.key")
+        return (absent, "is missing while %s is there (half a key pair)" % there)
+    key, why = _parse_key(key_pem)
+    if why:
+        return ("sa.key", why)
+    try:
+        pub = serialization.load_pem_public_key(pub_pem)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        return ("sa.pub", "is empty" if not pub_pem.strip() else "is not a PEM public key")
+    if _public_bytes(key.public_key()) != _public_bytes(pub):
+        return ("sa.pub", "does not match sa.key")
+    if not isinstance(key, (rsa.RSAPrivateKey, ec.EllipticCurvePrivateKey)):
+        return ("sa.key", "holds a key of type %s; service-account tokens are signed with RSA or ECDSA"
+                % type(key).__name__.replace("PrivateKey", ""))
+    return None
 
 
 def _public_bytes(pub):
@@ -474,7 +678,7 @@ def _mkdirs(path):
             os.mkdir(d, 0o700)
             os.chmod(d, 0o700)
     except OSError as exc:
-        raise PKIError("cannot create PKI directory %s: %s" % (path, exc)) from None
+        raise PKIError("cannot create PKI directory %s: %s" % (_shown(path), exc.strerror or exc)) from None
 
 
 def write_atomic(path, data, mode):
@@ -484,79 +688,141 @@ def write_atomic(path, data, mode):
     try:
         fileio.write_atomic(path, data, mode)
     except OSError as exc:
-        raise PKIError("cannot write %s: %s" % (path, exc)) from None
+        raise PKIError("cannot write %s: %s" % (_shown(path), exc.strerror or exc)) from None
 
 
 # ---------------------------------------------------------------------------------------
 # Plan and apply
 
 
-def plan_pki(path, request, now=None, force=()):
+def _names(value, field):
+    """The set of names in ``force`` / ``new_ca`` (a list of strings)."""
+    items = _field_list(value, field)
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise PKIError("%s[%d] must be a certificate name, got %s" % (field, i, excerpt(item)))
+    return set(items)
+
+
+def _ca_refusal(path, name, what, expiring=False):
+    if name == "sa":
+        hint = ("a new key pair is made only when asked: new_ca [sa] (CLI --new-ca sa); every service-account "
+                "token signed with the old key stops being accepted")
+    elif expiring:
+        hint = ("a CA is not renewed in passing: rotate it (docs/pki.md, 'CA rotation'), starting with "
+                "new_ca [%s] (CLI --new-ca %s)" % (name, name))
+    else:
+        hint = ("a CA is replaced only when asked: new_ca [%s] (CLI --new-ca %s) makes a new one and re-issues "
+                "every certificate it signed (docs/pki.md, 'A new CA')" % (name, name))
+    return "%s %s; %s" % (_shown(os.path.join(path, what[0])), what[1], hint)
+
+
+def _leaf_refusal(path, name, what):
+    return ("%s %s; re-issue it with force [%s] (CLI --force %s), or every broken leaf with reissue_broken "
+            "(CLI --reissue-broken)" % (_shown(os.path.join(path, what[0])), what[1], name, name))
+
+
+def plan_pki(path, request, now=None, force=(), new_ca=(), reissue_broken=False):
     """Decide, without writing anything, what happens to every file.
 
-    Returns ``(spec, actions)``: ``actions`` is a list of dicts ``{name, action, reason, spec}``
-    with ``action`` one of ``keep``, ``create``, ``renew``; CAs come first. ``force`` names
-    certificates (or ``all``) to renew regardless.
+    Returns ``(spec, actions, loaded)``: ``actions`` is a list of dicts ``{name, action, reason,
+    spec}`` with ``action`` one of ``keep``, ``create``, ``renew`` or ``refused`` (a broken file
+    this run may not replace; ``error`` holds the line that says which file and why); CAs come
+    first, ``sa`` last. ``force`` names leaf certificates (or ``all`` of them) to renew regardless,
+    broken or not; ``new_ca`` names CAs (``ca``, ``etcd/ca``, ``front-proxy-ca``, ``sa``) to make
+    anew; ``reissue_broken`` re-issues every broken leaf. Links and special files inside ``path``
+    are a :class:`PKIError` (:func:`check_tree`).
     """
     if not HAS_CRYPTOGRAPHY:
         raise PKIError("the Python library 'cryptography' is required on the controller: %s"
                        % CRYPTOGRAPHY_IMPORT_ERROR)
     spec = normalize(request)
     now = now or datetime.datetime.now(datetime.timezone.utc)
-    force = set(force or ())
+    force = _names(force, "force")
+    new_ca = _names(new_ca, "new_ca")
     specs = plan_specs(spec)
-    names = {cs.name for cs in specs}
-    unknown = sorted(force - names - {"all", "sa"})
+    cas = {cs.name for cs in specs if cs.is_ca} | {"sa"}
+    leaves = sorted(cs.name for cs in specs if not cs.is_ca)
+    unknown = force - set(leaves) - cas - {"all"}
     if unknown:
-        raise PKIError("force: unknown certificate(s) %s; known: all, sa, %s"
-                       % (", ".join(unknown), ", ".join(sorted(names))))
+        raise PKIError("force: unknown certificate(s) %s; known: all, %s"
+                       % (_listed(unknown), _listed(leaves, limit=30)))
+    if force & cas:
+        raise PKIError("force: %s: a CA or the service-account key pair is not renewed by force; a new one is "
+                       "asked for with new_ca (CLI --new-ca), see docs/pki.md 'A new CA'" % _listed(force & cas))
+    unknown = new_ca - cas
+    if unknown:
+        raise PKIError("new_ca: %s is not a CA; known: %s" % (_listed(unknown), ", ".join(sorted(cas))))
+    check_tree(path)
+    forced = force if "all" not in force else set(leaves)
+    ca_cns = {cs.cn: cs.name for cs in specs if cs.is_ca}
+    renew_before = datetime.timedelta(days=spec["renew_before_days"])
     actions = []
     loaded = {}
-    replaced_cas = set()
+    replaced_cas, refused_cas = set(), set()
     for cs in specs:
-        base = os.path.join(path, cs.name)
-        cert, key, problem = _load_pair(base)
+        cert, key, problem = _examine(path, cs.name, cs.is_ca)
+        error = None
         if cs.is_ca:
-            if problem is None and not _is_ca(cert):
-                problem = "not a CA"
-            if problem is None and _not_after(cert) - now < datetime.timedelta(days=spec["renew_before_days"]):
-                problem = "expiring %s" % _not_after(cert).strftime("%Y-%m-%dT%H:%M:%SZ")
+            if problem is None and _subject_of(cert)[0] != cs.cn and _subject_of(cert)[0] in ca_cns:
+                problem = (cs.name + ".crt", "is CN=%s, the subject of %s.crt (CA files swapped or copied?)"
+                           % (_subject_of(cert)[0], ca_cns[_subject_of(cert)[0]]))
+            if cs.name in new_ca:
+                action, reason = ("create", "missing") if problem == "missing" else ("renew", "new CA (new_ca)")
+            elif problem == "missing":
+                action, reason = "create", "missing"
+            elif problem is not None:
+                action, reason, error = "refused", "%s %s" % problem, _ca_refusal(path, cs.name, problem)
+            elif _not_after(cert) - now < renew_before:
+                problem = (cs.name + ".crt", "expires %s, within renew_before_days (%d)"
+                           % (_not_after(cert).strftime("%Y-%m-%dT%H:%M:%SZ"), spec["renew_before_days"]))
+                action, reason = "refused", "%s %s" % problem
+                error = _ca_refusal(path, cs.name, problem, expiring=True)
+            else:
+                action, reason = "keep", None
+        elif cs.ca in refused_cas:
+            # The run stops at its CA; still name what is broken here, so one run shows it all.
+            if problem is None or problem == "missing":
+                action, reason = "keep", "not checked: its CA is refused"
+            else:
+                action, reason, error = "refused", "%s %s" % problem, _leaf_refusal(path, cs.name, problem)
+        elif problem == "missing":
+            action, reason = "create", "missing"
+        elif cs.ca in replaced_cas:
+            action, reason = "renew", "CA changed"
+        elif problem is not None:
+            if reissue_broken or cs.name in forced:
+                action, reason = "renew", "broken: %s %s" % problem
+            else:
+                action, reason, error = "refused", "%s %s" % problem, _leaf_refusal(path, cs.name, problem)
         else:
-            if problem is None:
-                if cs.ca in replaced_cas:
-                    problem = "CA changed"
-                else:
-                    problem = _leaf_problem(cs, cert, key, loaded[cs.ca][0], spec, now)
-        if problem is None and (cs.name in force or "all" in force):
-            problem = "forced"
-        if problem is None:
-            actions.append({"name": cs.name, "action": "keep", "reason": None, "spec": cs})
+            reason = _leaf_problem(cs, cert, key, loaded[cs.ca][0], spec, now)
+            if reason is None and cs.name in forced:
+                reason = "forced"
+            action = "keep" if reason is None else "renew"
+        act = {"name": cs.name, "action": action, "reason": reason, "spec": cs}
+        if action == "keep":
             loaded[cs.name] = (cert, key)
         else:
-            action = "create" if problem == "missing" else "renew"
-            actions.append({"name": cs.name, "action": action, "reason": problem, "spec": cs, "old": cert})
+            act["old"] = cert
             loaded[cs.name] = (None, None)
-            if cs.is_ca:
-                replaced_cas.add(cs.name)
-    sa_key = _read(os.path.join(path, "sa.key"))
-    sa_pub = _read(os.path.join(path, "sa.pub"))
-    sa_problem = None
-    if sa_key is None or sa_pub is None:
-        sa_problem = "missing"
-    else:
-        try:
-            k = serialization.load_pem_private_key(sa_key, password=None)
-            if _public_bytes(k.public_key()) != _public_bytes(serialization.load_pem_public_key(sa_pub)):
-                sa_problem = "key mismatch"
-        except (ValueError, TypeError):
-            sa_problem = "unreadable"
-    if sa_problem is None and ("sa" in force or "all" in force):
-        sa_problem = "forced"
-    if sa_problem is None:
-        actions.append({"name": "sa", "action": "keep", "reason": None, "spec": None})
-    else:
-        actions.append({"name": "sa", "action": "create" if sa_problem == "missing" else "renew",
-                        "reason": sa_problem, "spec": None})
+        if error:
+            act["error"] = error
+        if cs.is_ca and action in ("create", "renew"):
+            replaced_cas.add(cs.name)
+        if cs.is_ca and action == "refused":
+            refused_cas.add(cs.name)
+        actions.append(act)
+    problem = _examine_sa(path)
+    act = {"name": "sa", "action": "keep", "reason": None, "spec": None}
+    if "sa" in new_ca:
+        act.update(action="create" if problem == "missing" else "renew",
+                   reason="missing" if problem == "missing" else "new key pair (new_ca)")
+    elif problem == "missing":
+        act.update(action="create", reason="missing")
+    elif problem is not None:
+        act.update(action="refused", reason="%s %s" % problem, error=_ca_refusal(path, "sa", problem))
+    actions.append(act)
     return spec, actions, loaded
 
 
@@ -575,20 +841,48 @@ def _stale(path, spec):
     return out
 
 
-def ensure_pki(path, request, check_mode=False, now=None, force=()):
+def _pki_dir(path, check_mode):
+    """The PKI directory, absolute, after checking it is one (or can be made one)."""
+    if not path or not isinstance(path, str):
+        raise PKIError("path: give the PKI directory on the controller, got %s" % excerpt(path))
+    path = os.path.abspath(os.path.expanduser(path))
+    if os.path.islink(path) and not os.path.exists(path):
+        raise PKIError("path: %s is a symbolic link to nothing; point it at a directory or remove it" % _shown(path))
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            raise PKIError("path: %s exists and is not a directory" % _shown(path))
+        if not check_mode and not os.access(path, os.W_OK | os.X_OK):
+            raise PKIError("path: %s is not writable" % _shown(path))
+        return path
+    head = os.path.dirname(path)
+    while not os.path.exists(head) and os.path.dirname(head) != head:
+        head = os.path.dirname(head)
+    if not os.path.isdir(head):
+        raise PKIError("path: %s is below %s, which is not a directory" % (_shown(path), _shown(head)))
+    if not check_mode and not os.access(head, os.W_OK | os.X_OK):
+        raise PKIError("path: cannot create %s: %s is not writable" % (_shown(path), _shown(head)))
+    return path
+
+
+def ensure_pki(path, request, check_mode=False, now=None, force=(), new_ca=(), reissue_broken=False):
     """Make the PKI under ``path`` match ``request``; return what was done.
+
+    ``force``, ``new_ca`` and ``reissue_broken`` are :func:`plan_pki`'s. When the plan refuses anything (a broken
+    CA or key pair, a broken leaf nobody asked to re-issue) nothing is written or chmod-ed and a
+    :class:`PKIError` lists every refused file.
 
     The result: ``changed``, ``created`` (names), ``renewed`` (``[{name, reason}]``), ``kept``,
     ``stale`` (files of hosts no longer in the request; never deleted), ``files``
     (``{name: {cert, key}}``, absolute paths) and ``diff`` (``before``/``after`` texts).
     Nothing secret is returned.
     """
-    if not path or not isinstance(path, str):
-        raise PKIError("path: give the PKI directory on the controller, got %r" % (path,))
-    path = os.path.abspath(os.path.expanduser(path))
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise PKIError("path: %s exists and is not a directory" % path)
-    spec, actions, loaded = plan_pki(path, request, now=now, force=force)
+    path = _pki_dir(path, check_mode)
+    spec, actions, loaded = plan_pki(path, request, now=now, force=force, new_ca=new_ca,
+                                     reissue_broken=reissue_broken)
+    refused = [act["error"] for act in actions if act["action"] == "refused"]
+    if refused:
+        raise PKIError("the PKI under %s has broken files; nothing was written" % _shown(path),
+                       problems=_capped(refused))
     now = now or datetime.datetime.now(datetime.timezone.utc)
     result = {"changed": False, "created": [], "renewed": [], "kept": [], "files": {}, "path": path,
               "diff": {"before": "", "after": ""}}
@@ -646,27 +940,41 @@ def ensure_pki(path, request, check_mode=False, now=None, force=()):
 
 
 def _fix_modes(path, actions, check_mode):
-    """Kept files and the directory tree back to 0700 (dirs), 0600 (keys), 0644 (certs)."""
-    wrong = []
+    """Kept files and the directory tree back to 0700 (dirs), 0600 (keys), 0644 (certs).
+
+    Every file is opened without following links (``path`` itself may be one) and its mode
+    read and set through that descriptor, so no chmod lands outside the directory."""
+    wanted = []
     if not os.path.isdir(path):
-        return wrong
-    for root, _dirs, _files in os.walk(path):
-        wrong.append((root, 0o700))
+        return wanted
+    for root, dirs, _files in os.walk(path):
+        dirs.sort()
+        wanted.append((root, 0o700, _O_DIRECTORY))
     for act in actions:
-        if act["action"] != "keep":
+        if act["action"] != "keep" or act["reason"]:
             continue
         if act["name"] == "sa":
-            wrong += [(os.path.join(path, "sa.key"), 0o600), (os.path.join(path, "sa.pub"), 0o644)]
+            wanted += [(os.path.join(path, "sa.key"), 0o600, 0), (os.path.join(path, "sa.pub"), 0o644, 0)]
         else:
             base = os.path.join(path, act["name"])
-            wrong += [(base + ".key", 0o600), (base + ".crt", 0o644)]
+            wanted += [(base + ".key", 0o600, 0), (base + ".crt", 0o644, 0)]
     out = []
-    for f, want in wrong:
-        have = os.stat(f).st_mode & 0o7777
-        if have != want:
-            out.append((os.path.relpath(f, path), "%04o" % have, "%04o" % want))
-            if not check_mode:
-                os.chmod(f, want)
+    for f, want, kind in wanted:
+        flags = os.O_RDONLY | _O_NONBLOCK | kind
+        if f != path:
+            flags |= _O_NOFOLLOW
+        try:
+            fd = os.open(f, flags)
+            try:
+                have = stat.S_IMODE(os.fstat(fd).st_mode)
+                if have != want:
+                    out.append((os.path.relpath(f, path), "%04o" % have, "%04o" % want))
+                    if not check_mode:
+                        os.fchmod(fd, want)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise PKIError("cannot set the mode of %s: %s" % (_shown(f), exc.strerror or exc)) from None
     return out
 
 
@@ -680,25 +988,47 @@ def _describe_cert(cert):
     return text + " notAfter: " + _not_after(cert).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def inspect_pki(path):
-    """Every certificate under ``path``: ``[{name, subject, not_after, days_left, issuer}]``."""
+def _existing_dir(path):
+    if not path or not isinstance(path, str):
+        raise PKIError("path: give the PKI directory, got %s" % excerpt(path))
     path = os.path.abspath(os.path.expanduser(path))
     if not os.path.isdir(path):
-        raise PKIError("path: %s is not a directory; create the PKI first with 'mooring pki generate'" % path)
+        raise PKIError("path: %s is not a directory; create the PKI first with 'mooring pki generate'" % _shown(path))
+    return path
+
+
+def inspect_pki(path):
+    """Every certificate under ``path``: ``[{name, subject, not_after, days_left}]``; a broken one
+    (unreadable, or its ``.key`` beside it not loading or not matching) is ``{name, error}``, the
+    error naming the file. Links and special files inside ``path`` are a :class:`PKIError`."""
+    path = _existing_dir(path)
+    check_tree(path)
     now = datetime.datetime.now(datetime.timezone.utc)
     out = []
-    for root, _dirs, files in os.walk(path):
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
         for f in sorted(files):
             if not f.endswith(".crt"):
                 continue
             full = os.path.join(root, f)
-            try:
-                cert = x509.load_pem_x509_certificate(_read(full))
-            except ValueError:
-                out.append({"name": os.path.relpath(full, path)[:-4], "error": "unreadable"})
+            rel = os.path.relpath(full, path)
+            name = rel[:-4]
+            data, why = _read(full)
+            cert = None
+            if data is not None:
+                cert, why = _parse_cert(data)
+            if cert is None:
+                out.append({"name": name, "error": "%s %s" % (rel, why or "vanished while being read")})
                 continue
-            cn, orgs = _subject_of(cert)
-            out.append({"name": os.path.relpath(full, path)[:-4], "subject": _describe_cert(cert),
+            key_pem, key_why = _read(full[:-4] + ".key")
+            if key_why is None and key_pem is not None:
+                key, key_why = _parse_key(key_pem)
+                if key is not None and _public_bytes(key.public_key()) != _public_bytes(cert.public_key()):
+                    key_why = "does not match %s" % rel
+            if key_why:
+                out.append({"name": name, "error": "%s.key %s" % (name, key_why)})
+                continue
+            out.append({"name": name, "subject": _describe_cert(cert),
                         "not_after": _not_after(cert).strftime("%Y-%m-%dT%H:%M:%SZ"),
                         "days_left": (_not_after(cert) - now).days})
     return sorted(out, key=lambda e: e["name"])
@@ -722,7 +1052,7 @@ def request_from_dir(path):
             kubelets = sorted(f[len("kubelet-"):-len(".crt")] for f in os.listdir(kube)
                               if f.startswith("kubelet-") and f.endswith(".crt"))
     except OSError as exc:
-        raise PKIError("cannot read %s: %s" % (path, exc)) from None
+        raise PKIError("cannot read %s: %s" % (_shown(path), exc.strerror or exc)) from None
     return {"etcd": [{"name": n} for n in etcd], "kubelets": kubelets}
 
 
@@ -734,22 +1064,24 @@ def pki_status(path, request=None, days=None, now=None):
     ``days``: due when expiring within that many days (default: the renew threshold,
     ``renew_before_days``). Returns ``{path, days, due, entries}``; an entry is ``{name, state,
     not_after, days_left, reason}`` with ``state`` one of ``ok``, ``due`` (expires within
-    ``days``), ``expired``, ``missing``, ``unreadable`` or ``no-expiry`` (the service-account
-    key pair); ``due`` lists every entry that is not ``ok``/``no-expiry``. Reads only."""
+    ``days``), ``expired``, ``missing``, ``unreadable`` (the certificate cannot be read),
+    ``broken`` (it reads, but its key does not load or match, a CA is not one, a leaf is a CA, or
+    half a CA / key pair is there: :func:`ensure_pki` refuses it) or ``no-expiry`` (the
+    service-account key pair); ``due`` lists every entry that is not ``ok``/``no-expiry``.
+    Reads only; links and special files inside ``path`` are a :class:`PKIError`."""
     if not HAS_CRYPTOGRAPHY:
         raise PKIError("the Python library 'cryptography' is required on the controller: %s"
                        % CRYPTOGRAPHY_IMPORT_ERROR)
-    if not path or not isinstance(path, str):
-        raise PKIError("path: give the PKI directory, got %r" % (path,))
-    path = os.path.abspath(os.path.expanduser(path))
-    if not os.path.isdir(path):
-        raise PKIError("path: %s is not a directory; create the PKI first with 'mooring pki generate'" % path)
+    path = _existing_dir(path)
     if not os.access(path, os.R_OK | os.X_OK):
-        raise PKIError("path: %s is not readable" % path)
+        raise PKIError("path: %s is not readable" % _shown(path))
     days = DEFAULTS["renew_before_days"] if days is None else days
     if isinstance(days, bool) or not isinstance(days, int) or days < 0:
-        raise PKIError("days must be a whole number of days (0 or more), got %r" % (days,))
+        raise PKIError("days must be a whole number of days (0 or more), got %s" % excerpt(days))
+    check_tree(path)
     now = now or datetime.datetime.now(datetime.timezone.utc)
+    if request is not None and not isinstance(request, dict):
+        raise PKIError("the PKI request must be a mapping, got %s" % excerpt(request))
     request = dict(request_from_dir(path) if request is None else request)
     # Only the host parts matter for the names; the renew threshold is this call's.
     request.pop("renew_before_days", None)
@@ -757,28 +1089,27 @@ def pki_status(path, request=None, days=None, now=None):
     entries = []
     for cs in plan_specs(spec):
         entry = {"name": cs.name, "state": "ok", "not_after": None, "days_left": None, "reason": None}
-        pem = _read(os.path.join(path, cs.name + ".crt"))
-        if pem is None:
-            entry.update(state="missing", reason="no %s.crt" % cs.name)
-        else:
-            try:
-                cert = x509.load_pem_x509_certificate(pem)
-            except ValueError:
-                cert = None
-                entry.update(state="unreadable", reason="%s.crt is not a PEM certificate" % cs.name)
-            if cert is not None:
-                left = _not_after(cert) - now
-                entry["not_after"] = _not_after(cert).strftime("%Y-%m-%dT%H:%M:%SZ")
-                entry["days_left"] = left.days
-                if left <= datetime.timedelta(0):
-                    entry.update(state="expired", reason="expired")
-                elif left < datetime.timedelta(days=days):
-                    entry.update(state="due", reason="expires within %d days" % days)
+        cert, key, problem = _examine(path, cs.name, cs.is_ca)
+        if cert is not None:
+            left = _not_after(cert) - now
+            entry["not_after"] = _not_after(cert).strftime("%Y-%m-%dT%H:%M:%SZ")
+            entry["days_left"] = left.days
+            if left <= datetime.timedelta(0):
+                entry.update(state="expired", reason="expired")
+            elif left < datetime.timedelta(days=days):
+                entry.update(state="due", reason="expires within %d days" % days)
+        if problem == "missing":
+            entry.update(state="missing", reason="no %s.%s" % (cs.name, "crt" if cert is None else "key"))
+        elif problem is not None:
+            entry.update(state="broken" if cert is not None else "unreadable", reason="%s %s" % problem)
         entries.append(entry)
     sa = {"name": "sa", "state": "no-expiry", "not_after": None, "days_left": None,
           "reason": "service-account key pair: a key, not a certificate; it does not expire"}
-    if _read(os.path.join(path, "sa.key")) is None or _read(os.path.join(path, "sa.pub")) is None:
+    problem = _examine_sa(path)
+    if problem == "missing":
         sa.update(state="missing", reason="no sa.key/sa.pub")
+    elif problem is not None:
+        sa.update(state="broken", reason="%s %s" % problem)
     entries.append(sa)
     due = [e["name"] for e in entries if e["state"] not in ("ok", "no-expiry")]
     return {"path": path, "days": days, "due": due, "entries": entries}

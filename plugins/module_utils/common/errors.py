@@ -31,6 +31,10 @@ class MooringError(Exception):
         return "%s:\n%s" % (self.args[0], "\n".join("  - %s" % p for p in self.problems))
 
 
+class PathEscapeError(MooringError, ValueError):
+    """A name is not a safe path component, or a path resolves outside its root."""
+
+
 class SpecError(MooringError):
     """The installer spec is invalid (every problem listed, each with its path)."""
 

@@ -14,13 +14,11 @@ import os
 import re
 import tempfile
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import PathEscapeError  # noqa: F401 - re-exported
+
 # A name that becomes one path component: letters, digits, ".", "_", "-", "+", "~", ":" and "@";
 # not '.' or '..', no separator, at most 128 characters.
 SAFE_NAME = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9_.+~:@-]{1,128}$")
-
-
-class PathEscapeError(ValueError):
-    """A name is not a safe path component, or a path resolves outside its root."""
 
 
 def safe_name(value, what):

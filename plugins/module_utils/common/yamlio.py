@@ -14,7 +14,8 @@ and PKI request goes through :func:`load`, which:
   anchored value it repeats, so a few hundred bytes of nested aliases (a "billion laughs")
   are refused after a bounded amount of work instead of being expanded by whatever walks
   the value later; ``max_aliases`` caps the number of alias uses (0 where a format needs none);
-- leaves dates as strings (no implicit timestamps), so every value is JSON-shaped.
+- leaves dates as strings (no implicit timestamps), so every value is JSON-shaped, and refuses a
+  key given twice in one mapping.
 
 Errors are :class:`YamlInputError` with one line naming the file; no message embeds the
 document's values beyond a short excerpt.
@@ -164,7 +165,21 @@ def _plain_loader():
     cls = _BOUNDED.get("plain")
     if cls is None:
         class _NoDates(yaml.SafeLoader):
-            """SafeLoader without implicit timestamps: dates stay strings."""
+            """SafeLoader without implicit timestamps (dates stay strings) that refuses a key given
+            twice in one mapping (YAML says keys are unique; PyYAML would keep the last silently)."""
+
+            def construct_mapping(self, node, deep=False):
+                if isinstance(node, yaml.MappingNode):
+                    seen = set()
+                    for key_node, _value in node.value:
+                        if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                            key = (key_node.tag, key_node.value)
+                            if key in seen:
+                                raise yaml.constructor.ConstructorError(
+                                    None, None, "found duplicated mapping key %s" % excerpt(key_node.value, 60),
+                                    key_node.start_mark)
+                            seen.add(key)
+                return super().construct_mapping(node, deep=deep)
 
         _NoDates.yaml_implicit_resolvers = {
             first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]

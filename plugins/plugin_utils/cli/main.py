@@ -5,8 +5,8 @@
 Each command group lives in ``<group>.py`` next to this file and exposes
 ``register(subparsers)``; every leaf parser sets ``func(args) -> int``. Groups are found
 by that file name, so adding one touches no shared file. Domain errors
-(:class:`MooringError`), an operating-system error on a file and a path that would leave its
-root become one line per problem on stderr and exit code 1; usage errors exit 2. Anything
+(:class:`MooringError`, a path that would leave its root among them) and an operating-system
+error on a file become one line per problem on stderr and exit code 1; usage errors exit 2. Anything
 else is a bug: one line saying so (no traceback; ``MOORING_DEBUG=1`` re-raises it) and exit
 code 70. A closed standard output (``| head``) ends the command quietly with exit code 0.
 
@@ -24,7 +24,6 @@ import os
 import sys
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import PathEscapeError
 
 _PACKAGE = "ansible_collections.mooring.cluster.plugins.plugin_utils.cli"
 
@@ -75,9 +74,6 @@ def main(argv=None):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except PathEscapeError as exc:
-        sys.stderr.write("error: %s\n" % exc)
-        return 1
     except OSError as exc:
         sys.stderr.write("error: %s\n" % os_error_line(exc))
         return 1

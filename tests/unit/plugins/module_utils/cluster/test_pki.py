@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -237,15 +238,46 @@ def test_expiring_certificates_are_renewed(fresh):
     assert (c.not_valid_after_utc - later).days in (364, 365)
 
 
-def test_new_ca_reissues_everything_it_signed(fresh):
-    os.unlink(os.path.join(fresh, "etcd", "ca.key"))
-    result = pki.ensure_pki(fresh, REQUEST)
-    assert result["created"] == ["etcd/ca"]
+ETCD_LEAVES = {"apiserver-etcd-client", "etcd/healthcheck-client"} | {
+    "etcd/members/e%d/%s" % (i, k) for i in (1, 2, 3) for k in ("server", "peer")}
+
+
+def test_new_ca_reissues_everything_it_signed_and_nothing_else(fresh):
+    before = snapshot(fresh)
+    result = pki.ensure_pki(fresh, REQUEST, new_ca=["etcd/ca"])
+    assert result["created"] == []
     renewed = {r["name"]: r["reason"] for r in result["renewed"]}
-    assert set(renewed) == {"apiserver-etcd-client", "etcd/healthcheck-client"} | {
-        "etcd/members/e%d/%s" % (i, k) for i in (1, 2, 3) for k in ("server", "peer")}
+    assert renewed.pop("etcd/ca") == "new CA (new_ca)"
+    assert set(renewed) == ETCD_LEAVES
     assert set(renewed.values()) == {"CA changed"}
     cert(fresh, "etcd/members/e1/server").verify_directly_issued_by(cert(fresh, "etcd/ca"))
+    after = snapshot(fresh)
+    changed = {f for f in before if before[f] != after[f]}
+    assert changed == {"%s.%s" % (n, ext) for n in ETCD_LEAVES | {"etcd/ca"} for ext in ("crt", "key")}
+    # Then it is a healthy PKI again: nothing to do.
+    assert pki.ensure_pki(fresh, REQUEST)["changed"] is False
+
+
+def test_half_a_ca_is_refused_unless_new_ca(fresh):
+    os.unlink(os.path.join(fresh, "etcd", "ca.key"))
+    before = snapshot(fresh)
+    with pytest.raises(pki.PKIError) as exc:
+        pki.ensure_pki(fresh, REQUEST)
+    assert exc.value.problems == [
+        "%s is missing while etcd/ca.crt is there (half a CA); a CA is replaced only when asked: new_ca [etcd/ca] "
+        "(CLI --new-ca etcd/ca) makes a new one and re-issues every certificate it signed (docs/pki.md, "
+        "'A new CA')" % os.path.join(fresh, "etcd", "ca.key")]
+    assert snapshot(fresh) == before
+    result = pki.ensure_pki(fresh, REQUEST, new_ca=["etcd/ca"])
+    assert {r["name"] for r in result["renewed"]} == ETCD_LEAVES | {"etcd/ca"}
+
+
+def test_missing_ca_is_made_as_on_a_first_run(fresh):
+    os.unlink(os.path.join(fresh, "front-proxy-ca.crt"))
+    os.unlink(os.path.join(fresh, "front-proxy-ca.key"))
+    result = pki.ensure_pki(fresh, REQUEST)
+    assert result["created"] == ["front-proxy-ca"]
+    assert result["renewed"] == [{"name": "front-proxy-client", "reason": "CA changed"}]
 
 
 def test_foreign_ca_is_detected(fresh, tmp_path):
@@ -257,11 +289,20 @@ def test_foreign_ca_is_detected(fresh, tmp_path):
     assert result["renewed"] == [{"name": "front-proxy-client", "reason": "CA changed"}]
 
 
-def test_key_mismatch_and_missing_file(fresh):
+def test_key_mismatch_is_refused_missing_file_is_made(fresh):
     shutil.copy(os.path.join(fresh, "kubeconfig/admin.key"), os.path.join(fresh, "kubeconfig/scheduler.key"))
     os.unlink(os.path.join(fresh, "apiserver.crt"))
-    result = pki.ensure_pki(fresh, REQUEST)
-    assert result["renewed"] == [{"name": "kubeconfig/scheduler", "reason": "key mismatch"}]
+    before = snapshot(fresh)
+    with pytest.raises(pki.PKIError) as exc:
+        pki.ensure_pki(fresh, REQUEST)
+    assert exc.value.problems == [
+        "%s does not match kubeconfig/scheduler.crt (it is another key pair's key); re-issue it with force "
+        "[kubeconfig/scheduler] (CLI --force kubeconfig/scheduler), or every broken leaf with reissue_broken "
+        "(CLI --reissue-broken)" % os.path.join(fresh, "kubeconfig/scheduler.key")]
+    assert snapshot(fresh) == before
+    result = pki.ensure_pki(fresh, REQUEST, reissue_broken=True)
+    assert result["renewed"] == [{"name": "kubeconfig/scheduler", "reason": "broken: kubeconfig/scheduler.key does "
+                                  "not match kubeconfig/scheduler.crt (it is another key pair's key)"}]
     assert result["created"] == ["apiserver"]
 
 
@@ -276,10 +317,33 @@ def test_wrong_modes_are_fixed_and_reported(fresh):
 
 
 def test_force(fresh):
-    result = pki.ensure_pki(fresh, REQUEST, force=["kubeconfig/admin", "sa"])
-    assert result["renewed"] == [{"name": "kubeconfig/admin", "reason": "forced"}, {"name": "sa", "reason": "forced"}]
+    result = pki.ensure_pki(fresh, REQUEST, force=["kubeconfig/admin"])
+    assert result["renewed"] == [{"name": "kubeconfig/admin", "reason": "forced"}]
     with pytest.raises(pki.PKIError, match="force: unknown certificate"):
         pki.ensure_pki(fresh, REQUEST, force=["nope"])
+
+
+def test_force_all_is_every_leaf_never_a_ca(fresh):
+    result = pki.ensure_pki(fresh, REQUEST, force=["all"])
+    assert {r["name"] for r in result["renewed"]} == {n for n in result["files"] if n not in ("sa",) and
+                                                      n not in {c for c, _cn in CAS}}
+    assert set(result["kept"]) == {"ca", "etcd/ca", "front-proxy-ca", "sa"}
+
+
+@pytest.mark.parametrize("name", ["ca", "etcd/ca", "sa"])
+def test_force_on_a_ca_points_to_new_ca(fresh, name):
+    with pytest.raises(pki.PKIError, match="force: %s: a CA or the service-account key pair is not renewed by "
+                       "force; a new one is asked for with new_ca" % name):
+        pki.ensure_pki(fresh, REQUEST, force=[name])
+
+
+def test_new_ca_sa_and_unknown_new_ca(fresh):
+    result = pki.ensure_pki(fresh, REQUEST, new_ca=["sa"])
+    assert result["renewed"] == [{"name": "sa", "reason": "new key pair (new_ca)"}]
+    with pytest.raises(pki.PKIError, match=r"new_ca: apiserver is not a CA; known: ca, etcd/ca, front-proxy-ca, sa"):
+        pki.ensure_pki(fresh, REQUEST, new_ca=["apiserver"])
+    with pytest.raises(pki.PKIError, match=r"new_ca must be a list"):
+        pki.ensure_pki(fresh, REQUEST, new_ca="ca")
 
 
 def test_rsa_option_and_key_type_change(fresh):
@@ -345,3 +409,260 @@ def test_request_from_inventory():
         "kubelets": ["cp1", "w1"],
     }
     assert pki.normalize(req)["etcd"][1]["addresses"] == [ipaddress.ip_address("10.1.0.22")]
+
+
+# ---------------------------------------------------------------------------------------
+# Broken and hostile PKI directories: refused, nothing written or chmod-ed
+
+
+def full_snapshot(path):
+    """Kind, mode and content of every entry under ``path`` (links not followed)."""
+    out = {}
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            f = os.path.join(root, name)
+            st = os.lstat(f)
+            if stat.S_ISLNK(st.st_mode):
+                out[os.path.relpath(f, path)] = ("link", os.readlink(f))
+            elif stat.S_ISREG(st.st_mode):
+                with open(f, "rb") as fh:
+                    out[os.path.relpath(f, path)] = ("file", stat.S_IMODE(st.st_mode), fh.read())
+            else:
+                out[os.path.relpath(f, path)] = ("other", st.st_mode)
+    return out
+
+
+def get(path, name):
+    with open(os.path.join(path, name), "rb") as f:
+        return f.read()
+
+
+def put(path, name, data):
+    with open(os.path.join(path, name), "wb") as f:
+        f.write(data)
+
+
+def swap(path, a, b):
+    pa, pb = os.path.join(path, a), os.path.join(path, b)
+    os.rename(pa, pa + ".tmp")
+    os.rename(pb, pa)
+    os.rename(pa + ".tmp", pb)
+
+
+def encrypt(path, name):
+    k = key(path, name[:-4])
+    put(path, name, k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.BestAvailableEncryption(b"secret")))
+
+
+BROKEN_CAS = [
+    # id, how to break it, the file named, the words
+    ("ca-crt-garbage", lambda p: put(p, "ca.crt", b"garbage\n"), "ca.crt", "is not a PEM X.509 certificate"),
+    ("ca-key-garbage", lambda p: put(p, "ca.key", b"\x00\xff" * 40), "ca.key", "is not a PEM private key"),
+    ("ca-crt-empty", lambda p: put(p, "ca.crt", b""), "ca.crt", "is empty"),
+    ("etcd-ca-truncated", lambda p: put(p, "etcd/ca.crt", get(p, "etcd/ca.crt")[:200]),
+     "etcd/ca.crt", "is not a PEM X.509 certificate"),
+    ("front-proxy-ca-utf16", lambda p: put(p, "front-proxy-ca.crt", get(p, "front-proxy-ca.crt").decode().encode("utf-16")),
+     "front-proxy-ca.crt", "is not a PEM X.509 certificate"),
+    ("ca-keys-swapped", lambda p: swap(p, "ca.key", "etcd/ca.key"), "ca.key", "does not match ca.crt"),
+    ("cas-swapped", lambda p: (swap(p, "ca.key", "front-proxy-ca.key"), swap(p, "ca.crt", "front-proxy-ca.crt")),
+     "ca.crt", "is CN=front-proxy-ca, the subject of front-proxy-ca.crt"),
+    ("ca-is-a-leaf", lambda p: (shutil.copy(os.path.join(p, "apiserver.crt"), os.path.join(p, "ca.crt")),
+                                shutil.copy(os.path.join(p, "apiserver.key"), os.path.join(p, "ca.key"))),
+     "ca.crt", "is not a CA certificate"),
+    ("ca-key-encrypted", lambda p: encrypt(p, "ca.key"), "ca.key", "is an encrypted private key"),
+    ("ca-crt-missing", lambda p: os.unlink(os.path.join(p, "ca.crt")), "ca.crt", "is missing while ca.key is there"),
+    ("sa-key-garbage", lambda p: put(p, "sa.key", b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"),
+     "sa.key", "is not a PEM private key"),
+    ("sa-pub-mismatch", lambda p: shutil.copy(os.path.join(p, "kubeconfig/admin.key"), os.path.join(p, "sa.key")),
+     "sa.pub", "does not match sa.key"),
+    ("sa-pub-missing", lambda p: os.unlink(os.path.join(p, "sa.pub")), "sa.pub", "is missing while sa.key is there"),
+]
+
+
+@pytest.mark.parametrize("breaks,file,words", [c[1:] for c in BROKEN_CAS], ids=[c[0] for c in BROKEN_CAS])
+def test_broken_ca_is_refused_and_nothing_changes(fresh, breaks, file, words):
+    breaks(fresh)
+    os.chmod(os.path.join(fresh, "kubeconfig", "admin.key"), 0o644)  # a mode it would fix on a healthy run
+    before = full_snapshot(fresh)
+    for check_mode in (True, False):
+        with pytest.raises(pki.PKIError) as exc:
+            pki.ensure_pki(fresh, REQUEST, check_mode=check_mode)
+        assert any(p.startswith(os.path.join(fresh, file) + " " + words) for p in exc.value.problems), exc.value.problems
+        ca = "sa" if file.startswith("sa.") else file[:-4]
+        assert "new_ca [%s]" % ca in str(exc.value)
+        assert full_snapshot(fresh) == before
+    # force is no way out for a CA; new_ca is
+    with pytest.raises(pki.PKIError):
+        pki.ensure_pki(fresh, REQUEST, force=["all"], reissue_broken=True)
+    assert full_snapshot(fresh) == before
+    replaced = {"cas-swapped": ["ca", "front-proxy-ca"], "ca-keys-swapped": ["ca", "etcd/ca"]}.get(
+        [c[0] for c in BROKEN_CAS if c[2] == file and c[3] == words][0], ["sa" if file.startswith("sa.") else file[:-4]])
+    result = pki.ensure_pki(fresh, REQUEST, new_ca=replaced)
+    assert {r["name"] for r in result["renewed"] if r["reason"].startswith("new ")} == set(replaced)
+    assert pki.ensure_pki(fresh, REQUEST)["changed"] is False
+
+
+def test_expiring_ca_is_refused_unless_new_ca(tmp_path):
+    path = str(tmp_path / "pki")
+    old = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=3640)
+    pki.ensure_pki(path, REQUEST, now=old)
+    before = full_snapshot(path)
+    with pytest.raises(pki.PKIError) as exc:
+        pki.ensure_pki(path, REQUEST)
+    assert len(exc.value.problems) == 3  # the three CAs
+    assert "ca.crt expires " in exc.value.problems[0] and "within renew_before_days (30)" in exc.value.problems[0]
+    assert full_snapshot(path) == before
+    result = pki.ensure_pki(path, REQUEST, new_ca=["ca", "etcd/ca", "front-proxy-ca"])
+    assert {r["name"] for r in result["renewed"]} >= {"ca", "etcd/ca", "front-proxy-ca", "apiserver"}
+
+
+BROKEN_LEAVES = [
+    ("garbage-crt", lambda p: put(p, "apiserver.crt", b"hello\n"), "apiserver", "apiserver.crt",
+     "is not a PEM X.509 certificate"),
+    ("binary-key", lambda p: put(p, "apiserver.key", os.urandom(300)), "apiserver", "apiserver.key",
+     "is not a PEM private key"),
+    ("empty-key", lambda p: put(p, "kubeconfig/admin.key", b""), "kubeconfig/admin", "kubeconfig/admin.key", "is empty"),
+    ("huge-crt", lambda p: put(p, "front-proxy-client.crt", b"A" * (pki.MAX_PEM_BYTES + 1)), "front-proxy-client",
+     "front-proxy-client.crt", "is %d bytes" % (pki.MAX_PEM_BYTES + 1)),
+    ("leaf-is-a-ca", lambda p: (shutil.copy(os.path.join(p, "etcd/ca.crt"), os.path.join(p, "etcd/members/e1/peer.crt")),
+                                shutil.copy(os.path.join(p, "etcd/ca.key"), os.path.join(p, "etcd/members/e1/peer.key"))),
+     "etcd/members/e1/peer", "etcd/members/e1/peer.crt", "is a CA certificate where a leaf certificate belongs"),
+    ("key-of-another", lambda p: shutil.copy(os.path.join(p, "etcd/members/e2/server.key"),
+                                             os.path.join(p, "etcd/members/e1/server.key")),
+     "etcd/members/e1/server", "etcd/members/e1/server.key",
+     "does not match etcd/members/e1/server.crt"),
+]
+
+
+@pytest.mark.parametrize("breaks,name,file,words", [c[1:] for c in BROKEN_LEAVES], ids=[c[0] for c in BROKEN_LEAVES])
+def test_broken_leaf_is_reported_not_rewritten_until_asked(fresh, breaks, name, file, words):
+    breaks(fresh)
+    before = full_snapshot(fresh)
+    spec, actions, _loaded = pki.plan_pki(fresh, REQUEST)
+    planned = {a["name"]: a for a in actions}
+    assert planned[name]["action"] == "refused" and planned[name]["reason"].startswith(file + " " + words)
+    with pytest.raises(pki.PKIError) as exc:
+        pki.ensure_pki(fresh, REQUEST)
+    assert exc.value.problems[0].startswith(os.path.join(fresh, file) + " " + words)
+    assert "force [%s]" % name in exc.value.problems[0] and "reissue_broken" in exc.value.problems[0]
+    assert full_snapshot(fresh) == before
+    # Named in force: re-issued, and only that one.
+    result = pki.ensure_pki(fresh, REQUEST, force=[name])
+    assert result["renewed"] == [{"name": name, "reason": "broken: %s" % planned[name]["reason"]}]
+    cert(fresh, name).verify_directly_issued_by(cert(fresh, pki.plan_specs(spec)[
+        [cs.name for cs in pki.plan_specs(spec)].index(name)].ca))
+    assert pki.ensure_pki(fresh, REQUEST)["changed"] is False
+
+
+def test_reissue_broken_reissues_every_broken_leaf_and_reports_them(fresh):
+    put(fresh, "apiserver.crt", b"hello\n")
+    shutil.copy(os.path.join(fresh, "kubeconfig/admin.key"), os.path.join(fresh, "kubeconfig/scheduler.key"))
+    with pytest.raises(pki.PKIError) as exc:
+        pki.ensure_pki(fresh, REQUEST)
+    assert len(exc.value.problems) == 2
+    result = pki.ensure_pki(fresh, REQUEST, reissue_broken=True)
+    assert [r["name"] for r in result["renewed"]] == ["apiserver", "kubeconfig/scheduler"]
+    assert all(r["reason"].startswith("broken: ") for r in result["renewed"])
+
+
+def test_symlinked_key_is_refused_and_its_target_untouched(fresh, tmp_path):
+    outside = tmp_path / "outside.key"
+    outside.write_bytes(get(fresh, "apiserver.key"))
+    os.chmod(outside, 0o644)
+    os.unlink(os.path.join(fresh, "apiserver.key"))
+    os.symlink(str(outside), os.path.join(fresh, "apiserver.key"))
+    before = full_snapshot(fresh)
+    with pytest.raises(pki.PKIError) as exc:
+        pki.ensure_pki(fresh, REQUEST, force=["all"], reissue_broken=True)
+    assert exc.value.problems[0].startswith("%s is a symbolic link;" % os.path.join(fresh, "apiserver.key"))
+    assert stat.S_IMODE(os.stat(outside).st_mode) == 0o644
+    assert full_snapshot(fresh) == before
+    for read in (pki.inspect_pki, pki.pki_status):
+        with pytest.raises(pki.PKIError, match="apiserver.key is a symbolic link"):
+            read(fresh)
+
+
+def test_symlinked_directory_and_fifo_are_refused(fresh, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(os.path.join(fresh, "kubeconfig"), str(elsewhere))
+    os.chmod(elsewhere, 0o740)
+    os.symlink(str(elsewhere), os.path.join(fresh, "kubeconfig"))
+    os.mkfifo(os.path.join(fresh, "etcd", "ca.srl"))
+    before = full_snapshot(fresh)
+    with pytest.raises(pki.PKIError) as exc:
+        pki.ensure_pki(fresh, REQUEST)
+    assert exc.value.problems[0].startswith("%s is a special file" % os.path.join(fresh, "etcd", "ca.srl"))
+    assert exc.value.problems[1].startswith("%s is a symbolic link" % os.path.join(fresh, "kubeconfig"))
+    assert full_snapshot(fresh) == before
+    assert stat.S_IMODE(os.stat(elsewhere).st_mode) == 0o740
+
+
+def test_a_fifo_where_a_certificate_belongs_does_not_block(fresh):
+    os.unlink(os.path.join(fresh, "apiserver.crt"))
+    os.mkfifo(os.path.join(fresh, "apiserver.crt"))
+    with pytest.raises(pki.PKIError, match="apiserver.crt is a special file"):
+        pki.ensure_pki(fresh, REQUEST)
+    # Even past the directory check, a read does not block on it.
+    with pytest.raises(pki.PKIError, match="is a special file"):
+        pki._read(os.path.join(fresh, "apiserver.crt"))
+
+
+def test_the_directory_itself_may_be_a_link(fresh, tmp_path):
+    link = str(tmp_path / "link")
+    os.symlink(fresh, link)
+    os.chmod(fresh, 0o740)
+    result = pki.ensure_pki(link, REQUEST)
+    assert result["modes_fixed"] == ["."] and result["created"] == [] and result["renewed"] == []
+    assert stat.S_IMODE(os.stat(fresh).st_mode) == 0o700
+
+
+def test_bad_directory_is_one_error(tmp_path, monkeypatch):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(pki.PKIError, match="path: .*/afile exists and is not a directory"):
+        pki.ensure_pki(str(afile), REQUEST)
+    with pytest.raises(pki.PKIError, match="path: .*/afile/sub/pki is below .*/afile, which is not a directory"):
+        pki.ensure_pki(str(afile / "sub" / "pki"), REQUEST, check_mode=True)
+    os.symlink(str(tmp_path / "nowhere"), str(tmp_path / "dangling"))
+    with pytest.raises(pki.PKIError, match="is a symbolic link to nothing"):
+        pki.ensure_pki(str(tmp_path / "dangling"), REQUEST)
+    # Tests run as root, who writes anywhere: the answer a user without access gets.
+    monkeypatch.setattr(os, "access", lambda p, mode: False)
+    with pytest.raises(pki.PKIError, match="path: cannot create .*/new/pki: .* is not writable"):
+        pki.ensure_pki(str(tmp_path / "new" / "pki"), REQUEST)
+    (tmp_path / "ro").mkdir()
+    with pytest.raises(pki.PKIError, match="path: .*/ro is not writable"):
+        pki.ensure_pki(str(tmp_path / "ro"), REQUEST)
+    assert pki.ensure_pki(str(tmp_path / "ro"), REQUEST, check_mode=True)["changed"] is True
+    assert os.listdir(str(tmp_path / "ro")) == []
+
+
+def test_status_and_list_report_broken_files(fresh):
+    put(fresh, "apiserver.crt", b"hello\n")
+    shutil.copy(os.path.join(fresh, "kubeconfig/admin.key"), os.path.join(fresh, "kubeconfig/scheduler.key"))
+    put(fresh, "ca.key", b"garbage")
+    entries = {e["name"]: e for e in pki.pki_status(fresh)["entries"]}
+    assert entries["apiserver"]["state"] == "unreadable"
+    assert entries["kubeconfig/scheduler"]["state"] == "broken"
+    assert entries["kubeconfig/scheduler"]["reason"].startswith("kubeconfig/scheduler.key does not match")
+    assert entries["ca"]["state"] == "broken" and entries["ca"]["reason"] == "ca.key is not a PEM private key"
+    assert entries["ca"]["days_left"] in (3649, 3650)
+    listed = {e["name"]: e for e in pki.inspect_pki(fresh)}
+    assert listed["apiserver"] == {"name": "apiserver", "error": "apiserver.crt is not a PEM X.509 certificate"}
+    assert listed["kubeconfig/scheduler"]["error"].startswith("kubeconfig/scheduler.key does not match")
+    assert listed["ca"]["error"] == "ca.key is not a PEM private key"
+    assert "error" not in listed["kubeconfig/admin"]
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"kubelets": "w" * 5000}, r"kubelets must be a list, got 'wwww.*\.\.\.$"),
+    ({"etcd": [{"name": "x" * 5000}]}, r"etcd\[0\].name: 'xxx.*\.\.\. is not a valid DNS-1123 name"),
+    ({"control_plane_endpoint": ["a"]}, r"control_plane_endpoint must be a string"),
+    ({1: "a", "b": 2}, r"unknown PKI option\(s\): 1, b;"),
+    ({"service_cidr": "z" * 5000}, r"service_cidr: 'zzz.*\.\.\. is not a network in CIDR form"),
+])
+def test_bad_request_messages_are_bounded(tmp_path, change, message):
+    with pytest.raises(pki.PKIError) as exc:
+        pki.ensure_pki(str(tmp_path / "pki"), {**REQUEST, **change})
+    assert re.search(message, str(exc.value)) and len(str(exc.value)) < 1000, str(exc.value)[:300]

@@ -89,7 +89,8 @@ def test_missing_files_and_unreadable(tmp_path):
     entries = by_name(pki.pki_status(d))
     assert entries["front-proxy-client"]["state"] == "missing"
     assert entries["kubeconfig/admin"]["state"] == "unreadable"
-    assert entries["sa"]["state"] == "missing"
+    # Half a key pair is not "missing": generate refuses it (it would not simply be made).
+    assert entries["sa"]["state"] == "broken" and entries["sa"]["reason"].startswith("sa.pub is missing")
     assert set(pki.pki_status(d)["due"]) == {"front-proxy-client", "kubeconfig/admin", "sa"}
 
 

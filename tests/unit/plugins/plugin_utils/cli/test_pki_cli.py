@@ -38,3 +38,40 @@ def test_bad_config_is_one_clear_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "error: etcd[0].addresses[0]: 'not-an-ip' is not an IP address" in err
     assert not os.path.exists(tmp_path / "pki")
+
+
+def test_broken_leaf_is_an_error_until_reissue_broken(tmp_path, capsys):
+    cfg = write(tmp_path / "req.yml", "kubelets: [w1]\n")
+    d = str(tmp_path / "pki")
+    assert cli.main(["pki", "generate", "--dir", d, "--config", cfg]) == 0
+    capsys.readouterr()
+    write(tmp_path / "pki" / "apiserver.crt", "garbage\n")
+    assert cli.main(["pki", "generate", "--dir", d, "--config", cfg]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("error: %s/apiserver.crt is not a PEM X.509 certificate; re-issue it with force [apiserver] "
+                          "(CLI --force apiserver)" % d)
+    assert cli.main(["pki", "list", "--dir", d]) == 1
+    assert capsys.readouterr().err == "error: %s: apiserver.crt is not a PEM X.509 certificate\n" % d
+    assert cli.main(["pki", "generate", "--dir", d, "--config", cfg, "--reissue-broken"]) == 0
+    assert "renewed  apiserver (broken: apiserver.crt is not a PEM X.509 certificate)" in capsys.readouterr().out
+    assert cli.main(["pki", "list", "--dir", d]) == 0
+    capsys.readouterr()
+
+
+def test_new_ca_re_issues_its_leaves(tmp_path, capsys):
+    cfg = write(tmp_path / "req.yml", "kubelets: [w1]\n")
+    d = str(tmp_path / "pki")
+    assert cli.main(["pki", "generate", "--dir", d, "--config", cfg]) == 0
+    capsys.readouterr()
+    assert cli.main(["pki", "generate", "--dir", d, "--config", cfg, "--new-ca", "front-proxy-ca", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["renewed"] == [{"name": "front-proxy-ca", "reason": "new CA (new_ca)"},
+                                 {"name": "front-proxy-client", "reason": "CA changed"}]
+
+
+def test_run_options_are_not_request_options(tmp_path, capsys):
+    cfg = write(tmp_path / "req.yml", "reissue_broken: true\n")
+    assert cli.main(["pki", "generate", "--dir", str(tmp_path / "pki"), "--config", cfg]) == 1
+    assert "reissue_broken is chosen on the command line" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "pki")

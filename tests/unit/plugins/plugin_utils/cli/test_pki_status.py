@@ -65,7 +65,8 @@ def test_old_pki_due_json(tmp_path, capsys):
 
 
 def _short_lived(path, ca_crt, ca_key, hours):
-    """A leaf signed by the PKI's CA that expires in ``hours`` (negative: already expired)."""
+    """A leaf signed by the PKI's CA that expires in ``hours`` (negative: already expired), with
+    its key beside it (a key that does not match would make it BROKEN)."""
     ca = x509.load_pem_x509_certificate(read(ca_crt))
     signer = serialization.load_pem_private_key(read(ca_key), password=None)
     key = ec.generate_private_key(ec.SECP256R1())
@@ -77,6 +78,9 @@ def _short_lived(path, ca_crt, ca_key, hours):
             .sign(signer, hashes.SHA256()))
     with open(path, "wb") as f:
         f.write(cert.public_bytes(serialization.Encoding.PEM))
+    with open(path[:-len(".crt")] + ".key", "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                  serialization.NoEncryption()))
 
 
 @pytest.mark.parametrize("hours, mark", [(5, "DUE"), (-5, "EXPIRED")])
