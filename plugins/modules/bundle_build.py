@@ -19,6 +19,13 @@ description:
   - The signing key is created on the controller (mode 0600) on first use, with its public key next to
     it (C(.pub)); give that public key to M(mooring.cluster.bundle_unpack) on the hosts.
   - Runs on the controller whatever the target host; memory use does not grow with the bundle size.
+  - The lock is checked before anything is fetched or written (no cache, key or O(dest) is created for a
+    refused lock); its digest does not protect against an edited lock, so every field is type-checked and every
+    value that becomes part of a path (add-on names, versions, architectures, artifact names and C(dest),
+    image references, host package names) must be a safe name. Only C(https://), C(http://) and absolute
+    C(file://) URLs are fetched; a C(file://) URL must name a regular file. Release archives are read with
+    bounds on their members (size, count, total against the archive's size) and refused when they carry
+    devices, FIFOs, absolute or C(..) names or links out of the archive. See C(docs/bundle.md).
 author:
   - Mooring maintainers (@mooring)
 attributes:

@@ -12,7 +12,9 @@ version_added: 0.1.0
 description:
   - Before anything is written, reads the whole bundle once and checks the Ed25519 signature of
     C(bundle.json) with the host's trusted public key and the sha256 of every package. A tampered,
-    truncated or unsigned bundle is refused and nothing under O(dest) changes.
+    truncated or unsigned bundle is refused and nothing under O(dest) changes. So is a bundle whose signed
+    C(bundle.json) does not have the expected shape (types, keys, member names without C(..)), and an
+    O(src) that is not a regular file (a FIFO or device is never read).
   - Then unpacks into a temporary directory, re-checking every file's sha256 against the signed manifest,
     and renames it to C(<dest>/<id>) only when all matched. A partial unpack is never left in place.
   - When C(<dest>/<id>) already holds that bundle (its C(bundle.json) hashes to O(id) and its signature

@@ -30,6 +30,7 @@ import os
 import posixpath
 import re
 import shutil
+import stat
 import subprocess
 import tarfile
 import tempfile
@@ -62,6 +63,8 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common.digest impo
     sha256_file,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
+from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import URL_SCHEMES, check_shape
 
 # 2: packages record how each artifact installs on hosts (``installs``, see layout.py);
 # 3-5: host packages come with the dependencies a host may lack (apt_closure).
@@ -70,6 +73,15 @@ ARTIFACT_DIRS = {"binary": "bin", "archive": "archives", "manifest": "manifests"
                  "deb": "debs", "wheel": "wheels"}
 IMAGE_FORMATS = ("oci-archive", "docker-archive")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+# One component of a file name inside a package: lockfile's rule for ``dest`` (a safe name, plus the
+# '~' and '%' of Debian file names).
+_FILE_NAME = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9_.+:@~%-]{1,255}$")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+# Bounds on what an artifact may make the builder read: a download larger than this (or than the
+# lock's ``size`` for it) is cut off and refused; a .deb's control archive is small.
+MAX_ARTIFACT = 16 << 30
+MAX_DEB_CONTROL = 16 << 20
+URL_SHOWN = 300  # how much of a URL an error message quotes
 
 
 # --------------------------------------------------------------------------------------------
@@ -91,6 +103,9 @@ def ensure_signing_key(key_path):
                           "(pip install cryptography): %s" % missing)
     pub_path = public_key_path(key_path)
     created = False
+    for path in (key_path, pub_path):
+        if os.path.lexists(path) and not os.path.isfile(path):
+            raise BundleError("signing key %s: not a regular file" % path)
     if os.path.exists(key_path):
         try:
             key = ed25519.load_private_key(key_path)
@@ -135,57 +150,103 @@ def _safe_name(text):
     return _SAFE.sub("_", text).strip("_") or "x"
 
 
+def _under(root, rel):
+    """``root/rel`` (``rel`` with '/' separators) after checking it stays under ``root`` once symlinks are
+    resolved (fileio.under_root): every file the builder writes is placed through here."""
+    try:
+        return fileio.under_root(root, *rel.split("/"))
+    except fileio.PathEscapeError as exc:
+        raise BundleError("refusing to write %s: it resolves outside %s" % (excerpt(rel), root)) from exc
+
+
+def _open_source(path, name):
+    """A file:// source, opened without blocking on a FIFO or device: regular files only."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise BundleError("artifact %s: cannot read %s: %s" % (name, excerpt(path), exc.strerror or exc)) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BundleError("artifact %s: %s is %s, not a regular file" % (
+                name, excerpt(path), "a directory" if stat.S_ISDIR(st.st_mode) else "a special file"))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb"), st.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 # --------------------------------------------------------------------------------------------
 # Fetching with verification
 # --------------------------------------------------------------------------------------------
-def fetch(url, dest, expected_sha256, name, progress=None, counter=None, timeout=60):
+def fetch(url, dest, expected_sha256, name, progress=None, counter=None, timeout=60, expected_size=None):
     """Download ``url`` to ``dest`` (https, http, file) while hashing it.
 
     On a mismatch nothing is left at ``dest`` and :class:`ChecksumError` names the artifact,
     the expected and the actual digest. ``expected_sha256`` None = trust on first use.
+    Network reads time out after ``timeout`` seconds without data; a file:// URL must name a
+    regular file (a FIFO or device is refused without a blocking read). More than
+    ``expected_size`` bytes (when the lock gives one) or :data:`MAX_ARTIFACT` is refused.
     Returns ``(sha256, size)``.
     """
     progress = progress or _Progress(None)
     part = dest + ".part"
     digest = hashlib.sha256()
     size = 0
+    limit = MAX_ARTIFACT if expected_size is None else min(expected_size, MAX_ARTIFACT)
+    if not isinstance(url, str) or not url.startswith(URL_SCHEMES):
+        raise BundleError("artifact %s: unsupported URL %s (use %s)" % (name, excerpt(url, URL_SHOWN), ", ".join(URL_SCHEMES)))
     try:
         if url.startswith("file://"):
-            source = open(url[len("file://"):], "rb")  # noqa: SIM115 - closed by the with below
-            total = os.fstat(source.fileno()).st_size
-        elif url.startswith(("http://", "https://")):
+            path = url[len("file://"):]
+            if not path.startswith("/"):
+                raise BundleError("artifact %s: %s: a file:// URL needs an absolute path (file:///...)"
+                                  % (name, excerpt(url, URL_SHOWN)))
+            source, total = _open_source(path, name)
+        else:
             netguard.check_url(url)
             source = open_url(url, timeout=timeout, http_agent="mooring.cluster-bundle")
-            total = int(source.headers.get("Content-Length") or 0)
-        else:
-            raise BundleError("artifact %s: unsupported URL %r (use https://, http:// or file://)" % (name, url))
+            try:
+                total = int(source.headers.get("Content-Length") or 0)
+            except ValueError:
+                total = 0
     except BundleError:
         raise
     except Exception as exc:
-        raise BundleError("artifact %s: cannot fetch %s: %s" % (name, url, exc)) from exc
+        raise BundleError("artifact %s: cannot fetch %s: %s" % (name, excerpt(url, URL_SHOWN), _reason(exc))) from exc
+    if total > limit:
+        source.close()
+        raise BundleError("artifact %s: %s has %d bytes; at most %d are allowed (the lock's size for it, else %d); "
+                          "nothing was added" % (name, excerpt(url, URL_SHOWN), total, limit, MAX_ARTIFACT))
     try:
         with source, open(part, "wb") as out:
             while True:
                 chunk = source.read(CHUNK)
                 if not chunk:
                     break
+                if size + len(chunk) > limit:
+                    raise BundleError("artifact %s: %s has more than %d bytes (the lock's size for it, else %d); "
+                                      "nothing was added" % (name, excerpt(url, URL_SHOWN), limit, MAX_ARTIFACT))
                 digest.update(chunk)
                 out.write(chunk)
                 size += len(chunk)
                 progress.tick("fetch %s" % name, size, total)
     except BundleError:
+        _unlink(part)
         raise
     except Exception as exc:
         _unlink(part)
-        raise BundleError("artifact %s: download of %s failed: %s" % (name, url, exc)) from exc
+        raise BundleError("artifact %s: download of %s failed: %s" % (name, excerpt(url, URL_SHOWN), _reason(exc))) from exc
     if counter is not None:
         counter["bytes_read"] = counter.get("bytes_read", 0) + size
     actual = digest.hexdigest()
     if expected_sha256 and actual != expected_sha256.lower():
         _unlink(part)
         raise ChecksumError("artifact %s (%s): sha256 mismatch: expected %s, got %s; nothing was added to the "
-                            "bundle. Check the catalog/overlay entry or the mirror." % (name, url, expected_sha256,
-                                                                                        actual))
+                            "bundle. Check the catalog/overlay entry or the mirror." % (name, excerpt(url, URL_SHOWN),
+                                                                                        expected_sha256, actual))
     os.replace(part, dest)
     return actual, size
 
@@ -212,32 +273,88 @@ def skopeo_copy_argv(ref, digest, dest, image_format):
 # --------------------------------------------------------------------------------------------
 # Debian packages: control fields, flat repository index
 # --------------------------------------------------------------------------------------------
-def deb_control(path):
-    """The control paragraph (text) of a .deb, read with the standard library only."""
-    with open(path, "rb") as handle:
-        if handle.read(8) != b"!<arch>\n":
-            raise BundleError("%s: not a Debian package (no ar header)" % path)
-        while True:
-            header = handle.read(60)
-            if len(header) < 60:
-                break
-            name = header[:16].decode("ascii", "replace").strip().rstrip("/")
-            size = int(header[48:58].decode("ascii").strip())
-            if name.startswith("control.tar"):
-                data = handle.read(size)
-                if name.endswith(".xz"):
-                    data = lzma.decompress(data)
-                elif name.endswith(".gz"):
-                    data = zlib.decompress(data, 16 + zlib.MAX_WBITS)
-                elif name.endswith(".zst"):
-                    data = subprocess.run(["zstd", "-dc"], input=data, capture_output=True, check=True).stdout
-                with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-                    for member in tar.getmembers():
-                        if member.name in ("./control", "control"):
-                            return tar.extractfile(member).read().decode("utf-8").strip("\n")
-                break
-            handle.seek(size + (size & 1), 1)
-    raise BundleError("%s: no control file found in the package" % path)
+def _bounded_zstd(data, limit):
+    """``zstd -dc`` of ``data``, refusing more than ``limit`` bytes of output."""
+    proc = subprocess.Popen(["zstd", "-dc"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,  # noqa: S603,S607
+                            stderr=subprocess.DEVNULL)
+
+    def feed():
+        with contextlib.suppress(OSError):
+            proc.stdin.write(data)
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    out = proc.stdout.read(limit + 1)
+    proc.stdout.close()
+    if len(out) > limit:
+        proc.kill()
+    proc.wait()
+    writer.join()
+    if len(out) > limit:
+        raise ValueError("more than %d bytes decompressed" % limit)
+    if proc.returncode != 0:
+        raise ValueError("zstd exited %d" % proc.returncode)
+    return out
+
+
+def _decompress(name, data, limit):
+    """The decompressed bytes of a .deb member ``name`` (by its suffix), at most ``limit``."""
+    if name.endswith(".xz"):
+        engine = lzma.LZMADecompressor()
+    elif name.endswith(".gz"):
+        engine = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    elif name.endswith(".zst"):
+        return _bounded_zstd(data, limit)
+    else:
+        return data
+    out = engine.decompress(data, limit + 1)
+    if len(out) > limit:
+        raise ValueError("more than %d bytes decompressed" % limit)
+    return out
+
+
+def _reason(exc):
+    """The first line of an exception's text, at most 200 characters (its type when it has none)."""
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+def deb_control(path, label=None):
+    """The control paragraph (text) of a .deb, read with the standard library only (bounded:
+    the control archive is at most :data:`MAX_DEB_CONTROL` bytes, packed or unpacked).
+    ``label`` names the package in errors (default: the path)."""
+    label = label or excerpt(path, 200)
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(8) != b"!<arch>\n":
+                raise BundleError("%s: not a Debian package (no ar header)" % label)
+            while True:
+                header = handle.read(60)
+                if len(header) < 60:
+                    break
+                name = header[:16].decode("ascii", "replace").strip().rstrip("/")
+                field = header[48:58].decode("ascii", "replace").strip()
+                if not field.isdigit():
+                    raise BundleError("%s: not a Debian package (bad ar member size %s)" % (label, excerpt(field)))
+                size = int(field)
+                if name.startswith("control.tar"):
+                    if size > MAX_DEB_CONTROL:
+                        raise BundleError("%s: control archive of %d bytes; the limit is %d"
+                                          % (label, size, MAX_DEB_CONTROL))
+                    data = _decompress(name, handle.read(size), MAX_DEB_CONTROL)
+                    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+                        for member in tar.getmembers():
+                            if member.name in ("./control", "control") and member.isfile():
+                                return tar.extractfile(member).read().decode("utf-8").strip("\n")
+                    break
+                handle.seek(size + (size & 1), 1)
+    except BundleError:
+        raise
+    except (OSError, EOFError, ValueError, tarfile.TarError, lzma.LZMAError, zlib.error) as exc:
+        raise BundleError("%s: not a readable Debian package (%s)" % (label, _reason(exc))) from None
+    raise BundleError("%s: no control file found in the package" % label)
 
 
 def deb_fields(control_text):
@@ -291,16 +408,29 @@ def default_cache_dir():
     return os.path.join(os.environ.get("MOORING_CACHE_DIR") or "/var/cache/mooring", "bundle")
 
 
+def _component(value, what, where):
+    """``value`` when it is one safe path component (fileio.safe_name), else :class:`BundleError`."""
+    try:
+        return fileio.safe_name(value, what)
+    except fileio.PathEscapeError as exc:
+        raise BundleError("%s: %s" % (where, exc)) from None
+
+
 def _artifact_relpath(name, artifact):
+    """``<addon>/<dir>[/<arch>]/<dest>``: every component checked, whatever the lock says."""
+    where = "add-on %s: artifact %s" % (excerpt(name), excerpt(artifact.get("name")))
+    _component(name, "add-on", where)
     kind = artifact.get("kind") or "binary"
     if kind not in ARTIFACT_DIRS:
-        raise BundleError("add-on %s: artifact %s: kind %r is not one of %s"
-                          % (name, artifact.get("name"), kind, ", ".join(sorted(ARTIFACT_DIRS))))
-    dest = artifact.get("dest") or posixpath.basename((artifact.get("url") or "").split("?", 1)[0])
-    if not dest or "/" in dest or dest in (".", ".."):
-        raise BundleError("add-on %s: artifact %s: cannot derive a file name (set 'dest')" % (name, artifact.get("name")))
+        raise BundleError("%s: kind %s is not one of %s" % (where, excerpt(kind), ", ".join(sorted(ARTIFACT_DIRS))))
+    url = artifact.get("url") if isinstance(artifact.get("url"), str) else ""
+    dest = artifact.get("dest") or posixpath.basename(url.split("?", 1)[0])
+    if not isinstance(dest, str) or not _FILE_NAME.match(dest):
+        raise BundleError("%s: cannot derive a safe file name from %s (set 'dest' to one file name: letters, "
+                          "digits and . _ - + : @ ~ %%)" % (where, excerpt(dest)))
     if kind in ("binary", "archive"):
-        return "%s/%s/%s/%s" % (name, ARTIFACT_DIRS[kind], artifact.get("arch") or "all", dest)
+        arch = _component(artifact.get("arch") or "all", "architecture", where)
+        return "%s/%s/%s/%s" % (name, ARTIFACT_DIRS[kind], arch, dest)
     return "%s/%s/%s" % (name, ARTIFACT_DIRS[kind], dest)
 
 
@@ -357,16 +487,22 @@ class PackageCache(object):
         self.root = os.path.join(root, "packages")
 
     def paths(self, key):
-        return os.path.join(self.root, key + ".tar"), os.path.join(self.root, key + ".json")
+        if not isinstance(key, str) or not _HEX64.match(key):
+            raise BundleError("package key %s is not a sha256" % excerpt(key))
+        return _under(self.root, key + ".tar"), _under(self.root, key + ".json")
 
     def get(self, key):
+        """The cached record of ``key``, or None when absent, unreadable or not of the expected shape
+        (then the package is built again)."""
         tar_path, meta_path = self.paths(key)
         try:
+            if not os.path.isfile(meta_path) or not os.path.isfile(tar_path):
+                return None
             with open(meta_path, "r", encoding="utf-8") as handle:
                 meta = json.load(handle)
-            if os.path.getsize(tar_path) != meta["size"]:
+            if not _cached_meta_ok(meta, key) or os.path.getsize(tar_path) != meta["size"]:
                 return None
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             return None
         return meta
 
@@ -374,7 +510,7 @@ class PackageCache(object):
         inputs = package_inputs(name, addon, distro)
         key = package_key(inputs)
         os.makedirs(self.root, exist_ok=True)
-        work = tempfile.mkdtemp(prefix=".build-%s-" % _safe_name(name), dir=self.root)
+        work = tempfile.mkdtemp(prefix=".build-%s-" % _safe_name(name)[:64], dir=self.root)
         try:
             meta = _PackageBuild(work, name, addon, inputs, key, distro, progress, counter, apt_download).run(
                 self.paths(key))
@@ -383,11 +519,28 @@ class PackageCache(object):
         return meta
 
 
+def _cached_meta_ok(meta, key):
+    """A cache record has what the bundle takes from it (it goes into the signed manifest as is)."""
+    if not isinstance(meta, dict) or meta.get("key") != key:
+        return False
+    size, file_ = meta.get("size"), meta.get("file")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        return False
+    if not isinstance(file_, str) or not re.match(r"^packages/[A-Za-z0-9._-]{1,300}\.tar$", file_):
+        return False
+    if not isinstance(meta.get("sha256"), str) or not _HEX64.match(meta["sha256"]):
+        return False
+    if not isinstance(meta.get("addon"), str) or not isinstance(meta.get("files"), list):
+        return False
+    return all(k in meta for k in _MANIFEST_PACKAGE_KEYS)
+
+
 class _PackageBuild(object):
     """One add-on package built in ``work``: its artifacts, images and host packages fetched and
     checked, a flat apt repository index, package.json, then the tar and its cache record."""
 
     def __init__(self, work, name, addon, inputs, key, distro, progress, counter, apt_download):
+        _component(name, "add-on", "add-on %s" % excerpt(name))
         self.work, self.name, self.addon, self.inputs, self.key = work, name, addon, inputs, key
         self.distro, self.counter, self.apt_download = distro, counter, apt_download
         self.progress = progress or _Progress(None)
@@ -405,7 +558,7 @@ class _PackageBuild(object):
         return self.pack(*paths)
 
     def target(self, rel):
-        path = os.path.join(self.work, rel)
+        path = _under(self.work, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         return path
 
@@ -435,7 +588,7 @@ class _PackageBuild(object):
             target = self.target(rel)
             label = "%s/%s (%s)" % (name, artifact.get("name"), artifact.get("arch") or "all")
             sha, size = fetch(artifact.get("url") or "", target, artifact.get("sha256"), label, self.progress,
-                              self.counter)
+                              self.counter, expected_size=artifact.get("size"))
             if not artifact.get("sha256"):
                 self.tofu.append(label)
             kind = artifact.get("kind") or "binary"
@@ -460,7 +613,7 @@ class _PackageBuild(object):
             target = self.target(rel)
             if archive:
                 sha, size = fetch(archive.get("url") or "", target, archive.get("sha256"), "image %s" % ref,
-                                  self.progress, self.counter)
+                                  self.progress, self.counter, expected_size=archive.get("size"))
                 if not archive.get("sha256"):
                     self.tofu.append("image %s" % ref)
             else:
@@ -481,7 +634,7 @@ class _PackageBuild(object):
         name = self.name
         provided = set()
         for entry in [f for f in self.files if f.get("kind") == "deb"]:
-            control = deb_control(os.path.join(self.work, entry["path"]))
+            control = deb_control(_under(self.work, entry["path"]), "add-on %s: %s" % (name, entry["path"]))
             fields = deb_fields(control)
             provided.add(fields.get("Package"))
             entry["package"] = fields.get("Package")
@@ -490,14 +643,16 @@ class _PackageBuild(object):
         wanted = self.inputs["packages"] + self.inputs.get("controlPlanePackages", [])
         missing = [p for p in wanted if p not in provided]
         if missing and self.distro == "debian":
-            debdir = os.path.join(self.work, name, "debs")
+            debdir = _under(self.work, "%s/debs" % name)
             os.makedirs(debdir, exist_ok=True)
             self.progress.say("apt-get download %s" % " ".join(missing))
             before = set(os.listdir(debdir))
             self.apt_download(missing, debdir)
             for fname in sorted(set(os.listdir(debdir)) - before):
+                if not _FILE_NAME.match(fname) or not os.path.isfile(os.path.join(debdir, fname)):
+                    raise BundleError("host packages: apt-get download left %s, not a package file" % excerpt(fname))
                 sha, size = sha256_file(os.path.join(debdir, fname), self.counter)
-                control = deb_control(os.path.join(debdir, fname))
+                control = deb_control(os.path.join(debdir, fname), "add-on %s: %s (apt)" % (name, fname))
                 fields = deb_fields(control)
                 self.add_file("%s/debs/%s" % (name, fname), sha, size, kind="deb", name=fields.get("Package"),
                               package=fields.get("Package"), version=fields.get("Version"), source="apt")
@@ -527,19 +682,19 @@ class _PackageBuild(object):
         }
         pj_rel = "%s/package.json" % name
         pj_data = manifest_bytes(package_json)
-        with open(os.path.join(work, pj_rel), "wb") as handle:
+        with open(_under(work, pj_rel), "wb") as handle:
             handle.write(pj_data)
         all_files = self.files + [{"path": pj_rel, "size": len(pj_data), "sha256": hashlib.sha256(pj_data).hexdigest()}]
         all_files.sort(key=lambda f: f["path"])
         # Temporary names inside the build directory: concurrent builds of one key never clash,
         # and the last atomic rename wins with identical content.
-        tmp_tar = os.path.join(work, ".package.tar")
+        tmp_tar = _under(work, ".package.tar")
         self.progress.say("packing %s %s" % (name, addon.get("version")))
         with open(tmp_tar, "wb") as raw:
             writer = HashingWriter(raw)
             with tarfile.open(fileobj=writer, mode="w|", format=tarfile.PAX_FORMAT) as tar:
                 for entry in all_files:
-                    with open(os.path.join(work, entry["path"]), "rb") as src:
+                    with open(_under(work, entry["path"]), "rb") as src:
                         tar.addfile(_tarinfo(entry["path"], entry["size"], entry.get("mode", 0o644)), src)
                     if counter is not None:
                         counter["bytes_read"] = counter.get("bytes_read", 0) + entry["size"]
@@ -560,7 +715,7 @@ class _PackageBuild(object):
             "files": [{k: f[k] for k in ("path", "size", "sha256")} for f in all_files],
         }
         os.replace(tmp_tar, tar_path)
-        tmp_meta = os.path.join(work, ".package.json")
+        tmp_meta = _under(work, ".package.json")
         with open(tmp_meta, "w", encoding="utf-8") as handle:
             json.dump(meta, handle, sort_keys=True, indent=1)
         os.replace(tmp_meta, meta_path)
@@ -576,7 +731,8 @@ def select_addons(lock, addons=None):
         return available
     unknown = [a for a in addons if a not in available]
     if unknown:
-        raise BundleError("addons: %s not in the lock (it has: %s)" % (", ".join(unknown), ", ".join(available)))
+        shown = [a if isinstance(a, str) and fileio.SAFE_NAME.match(a) else excerpt(a, 60) for a in unknown[:5]]
+        raise BundleError("addons: %s not in the lock (it has: %s)" % (", ".join(shown), ", ".join(available)[:500]))
     return sorted(set(addons))
 
 
@@ -591,7 +747,13 @@ def sandbox_image(lock):
 
 
 def plan_bundle(lock, cache_dir=None, addons=None, distro="debian"):
-    """Which packages the bundle needs and which are already cached: ``[(name, key, cached_meta)]``."""
+    """Which packages the bundle needs and which are already cached: ``[(name, key, cached_meta)]``.
+
+    The lock's shape is checked first (lockfile.check_shape: a lock given as a mapping, not read
+    from a file, is held to the same rules), so nothing is fetched or written for a lock whose
+    names would leave the cache."""
+    check_shape(lock)
+    _component(distro, "distro", "distro")
     cache = PackageCache(cache_dir or default_cache_dir())
     plan = []
     for name in select_addons(lock, addons):
@@ -663,6 +825,8 @@ def build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distr
     key_path = key_path or default_key_path()
     counter = {"bytes_read": 0, "bytes_copied": 0}
     plan = plan_bundle(lock, cache_dir, addons, distro)
+    check_output(output)
+    _check_directory(cache_dir, "cache directory")
     if check_mode:
         current = bundle_id_of(output)
         changed = current is None or any(item[2] is None for item in plan)
@@ -744,6 +908,31 @@ def build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distr
                    "bytes_copied": counter["bytes_copied"], "seconds": round(time.monotonic() - started, 3)})
     sink.say("bundle %s written: %s, id %s" % (output, _human(size), bundle_id[:16]))
     return result
+
+
+def check_output(output):
+    """Refuse, before anything is built, a bundle path that cannot be written as a file: a directory,
+    an existing special file, or a path below something that is not a directory (missing
+    directories are created)."""
+    if not isinstance(output, str) or not output:
+        raise BundleError("output: a bundle file path is required")
+    if os.path.isdir(output):
+        raise BundleError("output %s: is a directory; name the bundle file to write" % output)
+    if os.path.lexists(output) and not os.path.isfile(output):
+        raise BundleError("output %s: exists and is not a regular file" % output)
+    _check_directory(os.path.dirname(os.path.abspath(output)), "output %s:" % output)
+
+
+def _check_directory(path, what):
+    """``path`` is a directory, or can be made one: its nearest existing ancestor is a directory."""
+    path = os.path.abspath(path)
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise BundleError("%s %s is not a directory" % (what, path))
+    parent = path
+    while not os.path.lexists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise BundleError("%s %s is not a directory" % (what, parent))
 
 
 def _write_member(out, name, size, src, counter=None):

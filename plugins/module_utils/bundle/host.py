@@ -15,6 +15,12 @@ This module is what host modules import: it needs nothing beyond Python's standa
 (the signature is checked by the plain-integer verifier in ``common/ed25519.py``), so a host
 without python3-cryptography verifies the signature itself before anything is unpacked.
 Everything streams in fixed-size chunks.
+
+Input that is refused with one line: a bundle path that is missing, a directory, a FIFO or
+device (never opened for a blocking read), not a tar stream, or truncated; a bundle.json whose
+signature verifies but whose shape is not the one :func:`check_manifest` describes (wrong
+types, missing keys, names with '..', files outside their package); a package member whose
+declared size differs from the signed one (checked on its header, before its data is read).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import os
 import posixpath
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
 import time
@@ -39,6 +46,8 @@ MANIFEST_NAME = "bundle.json"
 SIGNATURE_NAME = "bundle.json.sig"
 MAX_MANIFEST = 64 << 20
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_MODE = re.compile(r"^0?[0-7]{3,4}$")
+_SAFE_NAME = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9_.+:@-]{1,128}$")  # common/fileio.py's SAFE_NAME
 key_fingerprint = ed25519.key_fingerprint
 
 
@@ -66,7 +75,55 @@ def public_key_from_pem(text):
     return raw
 
 
+def _excerpt(value, limit=80):
+    """``repr(value)`` cut to ``limit`` characters (yamlio.excerpt; this module stays standard library only)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _reason(exc):
+    """The first line of an exception's text, at most 200 characters (its type when it has none)."""
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+def _regular_file(path, what, error=BundleError):
+    """Refuse, without opening it, a path that is missing or is not a regular file."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise error("%s %s: cannot read it (%s)" % (what, path, exc.strerror or exc)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise error("%s %s: is a directory, not a file" % (what, path))
+    if not stat.S_ISREG(st.st_mode):
+        raise error("%s %s: not a regular file" % (what, path))
+
+
+def open_bundle(path):
+    """The bundle file at ``path`` opened for reading: a regular file, checked on the open descriptor
+    (a FIFO or device is refused without a blocking read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise BundleError("%s: cannot read the bundle (%s)" % (path, exc.strerror or exc)) from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise BundleError("%s: is a directory, not a bundle file" % path)
+        if not stat.S_ISREG(st.st_mode):
+            raise BundleError("%s: not a regular file; a bundle is a tar file" % path)
+        if st.st_size == 0:
+            raise BundleError("%s: empty file, not a bundle" % path)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_public_key(path):
+    _regular_file(path, "public key", SignatureError)
     try:
         return ed25519.read_public_key(path)
     except OSError as exc:
@@ -139,7 +196,7 @@ def bundle_id_of(path):
 def read_head(path):
     """(bundle.json bytes, signature bytes) from the first two members, reading nothing else."""
     try:
-        with tarfile.open(path, mode="r|") as tar:
+        with open_bundle(path) as handle, tarfile.open(fileobj=handle, mode="r|") as tar:
             members = []
             for member in tar:
                 if not member.isfile() or member.size > MAX_MANIFEST:
@@ -148,7 +205,7 @@ def read_head(path):
                 if len(members) == 2:
                     break
     except (tarfile.TarError, OSError, EOFError) as exc:
-        raise BundleError("%s: not a readable bundle (%s)" % (path, exc)) from exc
+        raise BundleError("%s: not a readable bundle (%s)" % (path, _reason(exc))) from exc
     names = [m[0] for m in members]
     if names[:1] != [MANIFEST_NAME]:
         raise BundleError("%s: not a mooring bundle (first member must be %s)" % (path, MANIFEST_NAME))
@@ -165,20 +222,159 @@ def verify_manifest(data, signature, public_raw, where="bundle"):
                              % (where, MANIFEST_NAME, key_fingerprint(public_raw)))
     try:
         manifest = json.loads(data.decode("utf-8"))
-    except ValueError as exc:
-        raise BundleError("%s: %s is not JSON: %s" % (where, MANIFEST_NAME, exc)) from exc
-    if manifest.get("kind") != BUNDLE_KIND or manifest.get("bundleFormat") != BUNDLE_FORMAT:
-        raise BundleError("%s: unsupported bundle (kind %r, format %r)"
-                          % (where, manifest.get("kind"), manifest.get("bundleFormat")))
-    for name, pkg in (manifest.get("packages") or {}).items():
-        _check_member_name(pkg["file"])
-        if not _HEX64.match(pkg.get("sha256") or ""):
-            raise BundleError("%s: package %s has no valid sha256" % (where, name))
-        for entry in pkg.get("files") or []:
-            _check_member_name(entry["path"])
-            if not entry["path"].startswith(name + "/"):
-                raise BundleError("%s: package %s lists %s outside its directory" % (where, name, entry["path"]))
-    return manifest
+    except (ValueError, RecursionError) as exc:
+        raise BundleError("%s: %s is not JSON: %s" % (where, MANIFEST_NAME, _reason(exc))) from None
+    return check_manifest(manifest, where)
+
+
+class _ManifestShape(object):
+    """The shape of bundle.json (what :func:`summarize`, unpacking and the host modules read)."""
+
+    def __init__(self, where):
+        self.where = where
+
+    def fail(self, path, problem):
+        raise BundleError("%s: %s: %s: %s; refusing it" % (self.where, MANIFEST_NAME, path, problem))
+
+    def mapping(self, value, path):
+        if not isinstance(value, dict):
+            self.fail(path, "must be a mapping, not %s" % type(value).__name__)
+        return value
+
+    def listing(self, value, path, optional=False):
+        if value is None and optional:
+            return []
+        if not isinstance(value, list):
+            self.fail(path, "must be a list, not %s" % type(value).__name__)
+        return value
+
+    def text(self, value, path, optional=False):
+        if value is None and optional:
+            return None
+        if not isinstance(value, str):
+            self.fail(path, "must be a string, not %s" % type(value).__name__)
+        return value
+
+    def size(self, value, path, optional=False):
+        if value is None and optional:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            self.fail(path, "%s is not a size (a whole number >= 0)" % _excerpt(value))
+        return value
+
+    def sha256(self, value, path):
+        if not isinstance(value, str) or not _HEX64.match(value):
+            self.fail(path, "%s is not a sha256 (64 lowercase hex digits)" % _excerpt(value))
+        return value
+
+    def member(self, value, path, prefix):
+        """A normalised relative member name under ``prefix``."""
+        self.text(value, path)
+        try:
+            _check_member_name(value)
+        except BundleError:
+            self.fail(path, "%s is not a safe member name (absolute, '..' or not normalised)" % _excerpt(value))
+        if not value.startswith(prefix) or value == prefix:
+            self.fail(path, "%s is outside %s" % (_excerpt(value), prefix))
+        return value
+
+    def absolute(self, value, path):
+        self.text(value, path)
+        if not value.startswith("/") or posixpath.normpath(value) != value or "\x00" in value or value == "/":
+            self.fail(path, "%s is not a normalised absolute path" % _excerpt(value))
+        return value
+
+    def install(self, item, path, files):
+        self.mapping(item, path)
+        if self.text(item.get("artifact"), path + ".artifact") not in files:
+            self.fail(path + ".artifact", "%s is not a file of the package" % _excerpt(item.get("artifact")))
+        for key in ("name", "kind", "arch", "version"):
+            self.text(item.get(key), "%s.%s" % (path, key), optional=key in ("arch", "version"))
+        for i, f in enumerate(self.listing(item.get("files"), path + ".files")):
+            where = "%s.files[%d]" % (path, i)
+            self.mapping(f, where)
+            self.text(f.get("member"), where + ".member", optional=True)
+            self.absolute(f.get("dest"), where + ".dest")
+            if f.get("mode") is not None and not (isinstance(f["mode"], str) and _MODE.match(f["mode"])):
+                self.fail(where + ".mode", "%s is not an octal mode" % _excerpt(f["mode"]))
+            self.sha256(f.get("sha256"), where + ".sha256")
+            self.size(f.get("size"), where + ".size", optional=True)
+        for i, check in enumerate(self.listing(item.get("check"), path + ".check", optional=True)):
+            where = "%s.check[%d]" % (path, i)
+            self.mapping(check, where)
+            self.absolute(check.get("binary"), where + ".binary")
+            for j, arg in enumerate(self.listing(check.get("argv"), where + ".argv")):
+                self.text(arg, "%s.argv[%d]" % (where, j))
+            self.text(check.get("version"), where + ".version", optional=True)
+
+    def package(self, name, pkg, path):
+        self.mapping(pkg, path)
+        for key in ("key", "version", "file", "size", "sha256", "files"):
+            if key not in pkg:
+                self.fail(path, "%r is missing" % key)
+        self.sha256(pkg["key"], path + ".key")
+        self.text(pkg["version"], path + ".version")
+        self.member(pkg["file"], path + ".file", "packages/")
+        self.size(pkg["size"], path + ".size")
+        self.sha256(pkg["sha256"], path + ".sha256")
+        files = set()
+        for i, entry in enumerate(self.listing(pkg["files"], path + ".files")):
+            where = "%s.files[%d]" % (path, i)
+            self.mapping(entry, where)
+            rel = self.member(entry.get("path"), where + ".path", name + "/")
+            if rel in files:
+                self.fail(where + ".path", "%s is listed twice" % _excerpt(rel))
+            files.add(rel)
+            self.size(entry.get("size"), where + ".size")
+            self.sha256(entry.get("sha256"), where + ".sha256")
+        if pkg.get("repo") is not None:
+            self.member(pkg["repo"], path + ".repo", name + "/")
+        for i, package in enumerate(self.listing(pkg.get("packages"), path + ".packages", optional=True)):
+            self.text(package, "%s.packages[%d]" % (path, i))
+        for i, item in enumerate(self.listing(pkg.get("trustedOnFirstUse"), path + ".trustedOnFirstUse", optional=True)):
+            self.text(item, "%s.trustedOnFirstUse[%d]" % (path, i))
+        for i, image in enumerate(self.listing(pkg.get("images"), path + ".images", optional=True)):
+            where = "%s.images[%d]" % (path, i)
+            self.mapping(image, where)
+            self.text(image.get("ref"), where + ".ref")
+            if self.member(image.get("path"), where + ".path", name + "/") not in files:
+                self.fail(where + ".path", "%s is not a file of the package" % _excerpt(image.get("path")))
+            self.text(image.get("format"), where + ".format", optional=True)
+            self.text(image.get("digest"), where + ".digest", optional=True)
+        for i, item in enumerate(self.listing(pkg.get("installs"), path + ".installs", optional=True)):
+            self.install(item, "%s.installs[%d]" % (path, i), files)
+
+    def manifest(self, manifest):
+        if not isinstance(manifest, dict):
+            raise BundleError("%s: %s is not a JSON object; refusing it" % (self.where, MANIFEST_NAME))
+        fmt = manifest.get("bundleFormat")
+        if manifest.get("kind") != BUNDLE_KIND or isinstance(fmt, bool) or fmt != BUNDLE_FORMAT:
+            raise BundleError("%s: unsupported bundle (kind %s, format %s)"
+                              % (self.where, _excerpt(manifest.get("kind")), _excerpt(fmt)))
+        for key in ("hash", "specDigest", "lockDigest", "distro", "signer", "sandboxImage"):
+            self.text(manifest.get(key), key, optional=True)
+        if manifest.get("lock") is not None:
+            self.mapping(manifest["lock"], "lock")
+        packages = self.mapping(manifest.get("packages"), "packages")
+        seen = {}
+        for name in sorted(packages, key=str):
+            if not isinstance(name, str) or not _SAFE_NAME.match(name):
+                self.fail("packages.%s" % _excerpt(name, 60), "%s is not a safe add-on name" % _excerpt(name))
+            path = "packages.%s" % name
+            self.package(name, packages[name], path)
+            member = packages[name]["file"]
+            if member in seen or member in (MANIFEST_NAME, SIGNATURE_NAME):
+                self.fail(path + ".file", "%s is also %s's" % (_excerpt(member), seen.get(member, "the manifest")))
+            seen[member] = name
+        return manifest
+
+
+def check_manifest(manifest, where="bundle"):
+    """``manifest`` (parsed bundle.json) when it has the shape this module and the host modules read:
+    kind and format, every package with a safe name, a sha256 key, a version, a member file under
+    ``packages/`` (each its own), a size, a sha256 and a list of files under ``<add-on>/`` (path,
+    size, sha256, none twice); images, installs and repo pointing at those files. Else one line."""
+    return _ManifestShape(where).manifest(manifest)
 
 
 def _verify_stream(path, public_raw, on_package=None, progress=None):
@@ -189,7 +385,7 @@ def _verify_stream(path, public_raw, on_package=None, progress=None):
     """
     sink = _Progress(progress)
     try:
-        with tarfile.open(path, mode="r|") as tar:
+        with open_bundle(path) as handle, tarfile.open(fileobj=handle, mode="r|") as tar:
             members = iter(tar)
             heads = []
             for _index in range(2):
@@ -229,7 +425,7 @@ def _verify_stream(path, public_raw, on_package=None, progress=None):
             if missing:
                 raise BundleError("%s: incomplete bundle, missing %s; copy it again" % (path, ", ".join(missing)))
     except (tarfile.TarError, EOFError) as exc:
-        raise BundleError("%s: damaged bundle (%s); refusing it" % (path, exc)) from exc
+        raise BundleError("%s: damaged bundle (%s); refusing it" % (path, _reason(exc))) from exc
     return manifest, data, signature
 
 
@@ -301,6 +497,9 @@ def _extract_package(name, pkg, fileobj, dest):
             if member.name not in wanted or member.name in done or not member.isfile():
                 raise BundleError("package %s: unexpected entry %r; refusing the bundle" % (name, member.name))
             entry = wanted[member.name]
+            if member.size != entry["size"]:
+                raise ChecksumError("package %s: file %s: size %d, the signed manifest says %d; refusing the bundle"
+                                    % (name, member.name, member.size, entry["size"]))
             target = os.path.join(dest, *member.name.split("/"))
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "wb") as out:

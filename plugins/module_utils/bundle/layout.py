@@ -13,22 +13,36 @@ artifact because only its bytes differ.
 Versions: an artifact's version is the first ``X.Y.Z`` in its URL (upstream release URLs
 always carry one) or else the add-on's version; each installed binary is asked for its own
 version after install (``check``) and compared with it.
+
+Archives are read with bounds, checked on each member's header before its data is read: at most
+:data:`MAX_MEMBERS` members, none larger than :data:`MAX_MEMBER`, and the declared sizes together
+at most :data:`MAX_RATIO` times the archive's own size (at least :data:`MIN_BUDGET`, at most
+:data:`MAX_TOTAL`), so a small archive that expands to gigabytes is refused at once. Members that
+are devices or FIFOs, have absolute names or '..' components, or are links pointing outside the
+archive are refused.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import hashlib
+import os
 import posixpath
 import re
 import tarfile
 import zlib
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
 
 BIN = "/usr/local/bin"
 SBIN = "/usr/local/sbin"
 CNI_BIN = "/opt/cni/bin"
+MAX_MEMBERS = 10000
+MAX_MEMBER = 1 << 30  # upstream members are far smaller (kubelet, the largest, ~80 MiB)
+MAX_TOTAL = 4 << 30
+MAX_RATIO = 40  # release binaries compress 2-5 times; a bomb of zeros ~1000 times
+MIN_BUDGET = 64 << 20
 _VERSION_IN_URL = re.compile(r"(?:^|[/_-])v?([0-9]+\.[0-9]+\.[0-9]+)(?=[/._-]|$)")
 
 
@@ -131,18 +145,61 @@ def plan_install(artifact, path, sha256=None, size=None, addon_version=None):
             "files": files, "check": check}
 
 
+def archive_budget(path):
+    """How many bytes the members of the archive at ``path`` may declare in all."""
+    return min(MAX_TOTAL, max(MIN_BUDGET, MAX_RATIO * os.path.getsize(path)))
+
+
+class _Bounds(object):
+    """The member checks of one archive (see the module docstring); raises :class:`LayoutError`."""
+
+    def __init__(self, label, budget):
+        self.label, self.budget, self.total, self.count = label, budget, 0, 0
+
+    def refuse(self, member, why):
+        raise LayoutError("%s: member %s %s; refusing the archive" % (self.label, excerpt(member.name), why))
+
+    def check(self, member):
+        self.count += 1
+        if self.count > MAX_MEMBERS:
+            raise LayoutError("%s: more than %d members; refusing the archive" % (self.label, MAX_MEMBERS))
+        name = member.name
+        if name.startswith("/") or "\\" in name or ".." in name.split("/"):
+            self.refuse(member, "has an absolute name or a '..' component")
+        if member.ischr() or member.isblk() or member.isfifo():
+            self.refuse(member, "is a device or FIFO")
+        if member.issym() or member.islnk():
+            target = member.linkname
+            base = posixpath.dirname(name) if member.issym() else ""
+            resolved = posixpath.normpath(posixpath.join(base, target))
+            if target.startswith("/") or resolved == ".." or resolved.startswith("../"):
+                self.refuse(member, "is a link to %s, outside the archive" % excerpt(target))
+        elif not (member.isfile() or member.isdir()):
+            self.refuse(member, "is not a file, directory or link")
+        if member.size > MAX_MEMBER:
+            self.refuse(member, "declares %d bytes; the limit is %d" % (member.size, MAX_MEMBER))
+        self.total += member.size
+        if self.total > self.budget:
+            raise LayoutError("%s: members declare more than %d bytes in all (%d times the archive's size, at "
+                              "least %d); refusing the archive" % (self.label, self.budget, MAX_RATIO, MIN_BUDGET))
+
+
 def _plan_archive(rule, path, label):
     # One streaming pass: every regular member is digested as it goes by (a compressed archive is
-    # decompressed once; random access would decompress it again for every seek back).
+    # decompressed once; random access would decompress it again for every seek back). Each header
+    # is checked (_Bounds) before the member's data is read.
     digests = {}
     try:
+        bounds = _Bounds(label, archive_budget(path))
         with tarfile.open(path, "r|*") as tar:
             for member in tar:
+                bounds.check(member)
                 if member.isfile():
                     sha, size = _digest_member(tar, member)
                     digests[_member_name(member.name)] = (member, sha, size)
     except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
-        raise LayoutError("%s: not a readable release archive: %s" % (label, exc)) from None
+        reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise LayoutError("%s: not a readable release archive: %s" % (label, reason)) from None
     names = {n: v[0] for n, v in digests.items()}
     for want in rule.get("require", []):
         if want not in names:

@@ -5,12 +5,22 @@
 A lock is the resolved installer: the spec as written, its kURL hash, every add-on's resolved
 version with its artifacts (URL, sha256, size), images and host packages, and a SHA-256 over
 the canonical JSON of all of it. Same spec + same catalog -> byte-identical lock.
+
+The digest only says the lock was not changed by accident: anyone who edits a lock can compute
+it again. So a lock read from a file is checked for its *shape* before the digest
+(:func:`check_shape`): every field the bundle builder and the playbooks read has the type they
+expect, and every value that becomes part of a path (add-on names, versions, architectures,
+artifact names and ``dest``, image references, host package names) is a safe name. A lock that
+fails is refused with one line naming the file and the field, before anything is fetched or
+written.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
+import re
 
 try:
     import yaml
@@ -24,13 +34,35 @@ except ImportError as _yaml_exc:  # a controller requirement; the import guard k
     _SafeDumper = object
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import control_plane_packages
+from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import canonical_json
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import addon_contents, resolve_versions
+from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import PathEscapeError, safe_name
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import (
+    ARTIFACT_KINDS,
+    IMAGE_ARCHIVE_FORMATS,
+    addon_contents,
+    resolve_versions,
+)
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import API_VERSION
 
 LOCK_KIND = "InstallerLock"
 DEFAULT_ARCHITECTURES = ("amd64",)
+# The URLs the bundle builder fetches: the catalog's upstream releases (https), the test mirror
+# served on 127.0.0.1 (http, tests/mirror/serve.py) and its overlays on disk (file).
+URL_SCHEMES = ("https://", "http://", "file://")
+MAX_URL = 4096
+_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
+_IMAGE_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+# A Debian package name (Policy 5.6.1), optionally :ARCH: what apt-get is given as an argument.
+_PACKAGE_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]{0,127}(:[a-z0-9-]{1,32})?$")
+# [REGISTRY/]PATH[:TAG][@DIGEST]: what skopeo is given, and (sanitised) an image archive's file name.
+_IMAGE_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511}$")
+# One component of an artifact's ``dest``: a safe name, plus '~' and '%' (Debian file names:
+# ``containerd_1.6.20~ds1-1_amd64.deb``, an epoch as ``%3a``); never '.', '..' or a separator.
+_FILE_NAME = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9_.+:@~%-]{1,255}$")
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_NO_CONTROL = re.compile(r"^[^\x00-\x20\x7f]+$")
 
 
 class LockError(MooringError):
@@ -97,24 +129,227 @@ def dump_lock(lock):
 
 
 def load_lock(path):
-    """Read a lock file and check its digest."""
+    """Read a lock file (bounded YAML, no aliases: a lock has none), check its shape, then its digest."""
     _require_yaml()
     try:
-        with open(path, "r", encoding="utf-8") as handle:
-            lock = yaml.safe_load(handle)
-    except (OSError, yaml.YAMLError) as exc:
-        raise LockError("cannot read lock file %s: %s" % (path, exc)) from exc
+        lock = yamlio.load_file(path, max_aliases=0)
+    except yamlio.YamlInputError as exc:
+        raise LockError(str(exc)) from None
+    except OSError as exc:
+        raise LockError("%s: cannot read the lock file: %s" % (path, exc.strerror or exc)) from None
     return check_lock(lock, str(path))
 
 
 def check_lock(lock, where="lock"):
-    if not isinstance(lock, dict) or lock.get("kind") != LOCK_KIND:
-        raise LockError("%s: not an installer lock (kind must be %s)" % (where, LOCK_KIND))
-    for key in ("hash", "addons", "digest", "architectures"):
-        if key not in lock:
-            raise LockError("%s: '%s' is missing" % (where, key))
+    """``lock`` when its shape (:func:`check_shape`) and its digest are right; else :class:`LockError`."""
+    check_shape(lock, where)
     actual = lock_digest(lock)
     if actual != lock["digest"]:
         raise LockError("%s: digest mismatch (recorded %s, content %s); the lock was edited by hand — "
                         "re-run `mooring spec resolve`" % (where, lock["digest"], actual))
     return lock
+
+
+# --------------------------------------------------------------------------------------------
+# Shape: every field a reader of the lock uses, with the type it expects (one line per refusal)
+# --------------------------------------------------------------------------------------------
+def _field(path, key):
+    """``path.key`` (``path[key]`` for an index); a key that is not plain is quoted (bounded)."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return "%s[%d]" % (path, key)
+    text = key if isinstance(key, str) and _PLAIN_KEY.match(key) else yamlio.excerpt(key, 60)
+    return "%s.%s" % (path, text) if path else text
+
+
+class _Shape(object):
+    """Checks one lock; the first problem raises :class:`LockError` naming ``where`` and the field."""
+
+    def __init__(self, where):
+        self.where = where
+
+    def fail(self, path, problem):
+        raise LockError("%s: %s: %s" % (self.where, path, problem))
+
+    def json_shaped(self, value, path):
+        """Mappings with string keys, lists and scalars only: what the digest (canonical JSON) takes."""
+        stack = [(value, path)]
+        while stack:
+            item, where = stack.pop()
+            if isinstance(item, dict):
+                for key, sub in item.items():
+                    if not isinstance(key, str):
+                        self.fail("%s.%s" % (where, yamlio.excerpt(key, 60)) if where else yamlio.excerpt(key, 60),
+                                  "a key must be a string, not %s" % type(key).__name__)
+                    stack.append((sub, _field(where, key)))
+            elif isinstance(item, list):
+                stack.extend((sub, _field(where, i)) for i, sub in enumerate(item))
+            elif item is not None and not isinstance(item, (str, int, float)):
+                self.fail(where or "the lock", "%s is not a JSON value" % type(item).__name__)
+
+    def mapping(self, value, path, optional=False):
+        if value is None and optional:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(path, "must be a mapping, not %s" % _type(value))
+        return value
+
+    def listing(self, value, path, optional=False):
+        if value is None and optional:
+            return []
+        if not isinstance(value, list):
+            self.fail(path, "must be a list, not %s" % _type(value))
+        return value
+
+    def text(self, value, path, optional=False, limit=1024):
+        if value is None and optional:
+            return None
+        if not isinstance(value, str) or not value:
+            self.fail(path, "must be a non-empty string, not %s" % _type(value))
+        if len(value) > limit:
+            self.fail(path, "longer than %d characters" % limit)
+        return value
+
+    def name(self, value, path, what, key=False):
+        """A single safe path component (fileio.safe_name); a ``key`` is already named by ``path``."""
+        try:
+            return safe_name(value, what)
+        except PathEscapeError:
+            self.fail(path, "%snot a safe name (letters, digits and . _ - + : @; no '/' or '..')"
+                      % ("" if key else "%s is " % yamlio.excerpt(value)))
+
+    def relative_path(self, value, path, what):
+        """A relative path whose every component is a safe file name (:data:`_FILE_NAME`)."""
+        text = self.text(value, path, limit=1024)
+        if text.startswith("/"):
+            self.fail(path, "%s %s must be a relative path" % (what, yamlio.excerpt(value)))
+        for part in text.split("/"):
+            if not _FILE_NAME.match(part):
+                self.fail(path, "%s %s: %s is not a safe file name (letters, digits and . _ - + : @ ~ %%; "
+                          "no '..')" % (what, yamlio.excerpt(value), yamlio.excerpt(part, 40)))
+        return text
+
+    def pattern(self, value, path, regex, what, optional=False):
+        if value is None and optional:
+            return None
+        if not isinstance(value, str) or not regex.match(value):
+            self.fail(path, "%s is not %s" % (yamlio.excerpt(value), what))
+        return value
+
+    def count(self, value, path):
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            self.fail(path, "%s is not a size in bytes (a whole number >= 0)" % yamlio.excerpt(value))
+        return value
+
+    def url(self, value, path):
+        text = self.text(value, path, limit=MAX_URL)
+        if not _NO_CONTROL.match(text):
+            self.fail(path, "%s contains spaces or control characters" % yamlio.excerpt(value))
+        if not text.startswith(URL_SCHEMES):
+            self.fail(path, "%s: only %s URLs are fetched" % (yamlio.excerpt(value), ", ".join(URL_SCHEMES)))
+        if text.startswith("file://") and not text.startswith("file:///"):
+            self.fail(path, "%s: a file:// URL needs an absolute path (file:///...)" % yamlio.excerpt(value))
+        return text
+
+    def image_ref(self, value, path):
+        ref = self.pattern(value, path, _IMAGE_REF, "an image reference ([REGISTRY/]PATH[:TAG][@DIGEST])")
+        if any(part in ("", ".", "..") for part in ref.split("@", 1)[0].split("/")):
+            self.fail(path, "%s is not an image reference (an empty, '.' or '..' path component)"
+                      % yamlio.excerpt(value))
+        return ref
+
+    def packages(self, value, path):
+        for distro, names in self.mapping(value, path, optional=True).items():
+            where = _field(path, distro)
+            self.name(distro, where, "distribution", key=True)
+            for i, package in enumerate(self.listing(names, where, optional=True)):
+                self.pattern(package, _field(where, i), _PACKAGE_NAME, "a Debian package name")
+
+    def artifact(self, art, path):
+        self.mapping(art, path)
+        self.name(art.get("name"), _field(path, "name"), "artifact name")
+        kind = art.get("kind")
+        if kind is not None and kind not in ARTIFACT_KINDS:
+            self.fail(_field(path, "kind"), "%s is not one of %s" % (yamlio.excerpt(kind), ", ".join(ARTIFACT_KINDS)))
+        if art.get("arch") is not None:
+            self.name(art["arch"], _field(path, "arch"), "architecture")
+        url = self.url(art.get("url"), _field(path, "url"))
+        self.pattern(art.get("sha256"), _field(path, "sha256"), _HEX64, "a sha256 (64 hex digits)", optional=True)
+        self.count(art.get("size"), _field(path, "size"))
+        if art.get("dest") is not None:
+            self.relative_path(art["dest"], _field(path, "dest"), "dest")
+        elif not _FILE_NAME.match(posixpath.basename(url.split("?", 1)[0])):
+            # Without 'dest' the bundle builder stores it under the URL's last component.
+            self.fail(_field(path, "url"), "%s ends in no safe file name; set 'dest'" % yamlio.excerpt(url))
+
+    def image(self, image, path):
+        self.mapping(image, path)
+        self.image_ref(image.get("ref"), _field(path, "ref"))
+        self.pattern(image.get("digest"), _field(path, "digest"), _IMAGE_DIGEST, "sha256:<64 hex digits>",
+                     optional=True)
+        archive = image.get("archive")
+        if archive is None:
+            return
+        where = _field(path, "archive")
+        self.mapping(archive, where)
+        self.url(archive.get("url"), _field(where, "url"))
+        self.pattern(archive.get("sha256"), _field(where, "sha256"), _HEX64, "a sha256 (64 hex digits)",
+                     optional=True)
+        fmt = archive.get("format")
+        if fmt is not None and fmt not in IMAGE_ARCHIVE_FORMATS:
+            self.fail(_field(where, "format"), "%s is not one of %s"
+                      % (yamlio.excerpt(fmt), ", ".join(IMAGE_ARCHIVE_FORMATS)))
+        self.count(archive.get("size"), _field(where, "size"))
+
+    def addon(self, name, addon, path):
+        self.mapping(addon, path)
+        if "version" not in addon:
+            self.fail(path, "'version' is missing")
+        self.name(addon["version"], _field(path, "version"), "version")
+        self.text(addon.get("requested"), _field(path, "requested"), optional=True)
+        self.text(addon.get("category"), _field(path, "category"), optional=True)
+        if "options" in addon:
+            self.mapping(addon["options"], _field(path, "options"))
+        where = _field(path, "artifacts")
+        for i, art in enumerate(self.listing(addon.get("artifacts"), where, optional=True)):
+            self.artifact(art, _field(where, i))
+        where = _field(path, "images")
+        for i, image in enumerate(self.listing(addon.get("images"), where, optional=True)):
+            self.image(image, _field(where, i))
+        for key in ("packages", "controlPlanePackages"):
+            self.packages(addon.get(key), _field(path, key))
+
+    def lock(self, lock):
+        if not isinstance(lock, dict) or lock.get("kind") != LOCK_KIND:
+            raise LockError("%s: not an installer lock (kind must be %s)" % (self.where, LOCK_KIND))
+        self.json_shaped(lock, "")
+        for key in ("hash", "addons", "digest", "architectures"):
+            if key not in lock:
+                raise LockError("%s: '%s' is missing" % (self.where, key))
+        self.text(lock.get("apiVersion"), "apiVersion", optional=True, limit=128)
+        self.text(lock["hash"], "hash", limit=128)
+        self.pattern(lock["digest"], "digest", _HEX64, "a sha256 (64 hex digits)")
+        self.text(lock.get("specDigest"), "specDigest", optional=True, limit=128)
+        metadata = self.mapping(lock.get("metadata"), "metadata", optional=True)
+        self.text(metadata.get("name"), "metadata.name", optional=True, limit=253)
+        self.mapping(lock.get("spec"), "spec", optional=True)
+        for i, arch in enumerate(self.listing(lock["architectures"], "architectures")):
+            self.name(arch, _field("architectures", i), "architecture")
+        for name, addon in sorted(self.mapping(lock["addons"], "addons").items()):
+            where = _field("addons", name)
+            self.name(name, where, "add-on", key=True)
+            self.addon(name, addon, where)
+        return lock
+
+
+def _type(value):
+    return "null" if value is None else {"dict": "a mapping", "list": "a list", "str": "a string",
+                                         "bool": "a boolean", "int": "a number",
+                                         "float": "a number"}.get(type(value).__name__, type(value).__name__)
+
+
+def check_shape(lock, where="lock"):
+    """``lock`` when every field has the type its readers expect and every value that becomes part of
+    a path is a safe name; else :class:`LockError` (one line: ``where``, the field, the problem)."""
+    return _Shape(where).lock(lock)
