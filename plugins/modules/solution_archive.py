@@ -13,6 +13,10 @@ description:
     signature over C(SHA256SUMS), every image of C(spec.images) as a valid OCI image layout, and every image
     the operator manifests use. Any problem fails the task with one line per problem, each naming its path
     in the archive; nothing is written anywhere then.
+  - Nothing in the archive is trusted while it is read. Only a regular file is opened; a compressed tar may
+    unpack to at most 100 times its size (at least 64 MiB), and a member that would take it past that is
+    refused from its header, before it is decompressed; YAML is read with bounded size, depth and aliases
+    (none in C(manifest.yaml)). See docs/solutions.md.
   - With O(export_dir), writes one OCI archive per image under C(<export_dir>/<name>-<version>/), its
     C(index.json) annotated so that C(ctr images import) names the image
     C(<image_prefix>/<name>-<version>/<image>:<tag>). Files already there with the same content are kept.

@@ -9,7 +9,8 @@ config/cache/data homes and an empty kubeconfig, and the namespace is always pas
 
 Which helm: the ``helm`` argument, else the ``MOORING_HELM`` environment variable, else
 ``helm`` on ``PATH`` (Helm 3.8+; the tests use v4.1.4 from ``scripts/tools.sh helm``).
-Every failure is one :class:`HelmError` whose single line names the chart.
+Every failure is one :class:`HelmError` whose single line names the chart. helm's output goes to
+a file (at most :data:`MAX_OUTPUT_BYTES` are read) and is parsed with ``common/yamlio``'s bounds.
 """
 
 from __future__ import annotations
@@ -20,21 +21,18 @@ import shutil
 import subprocess
 import tempfile
 
-try:
-    import yaml
-
-    HAS_YAML = True
-    YAML_IMPORT_ERROR = None
-except ImportError as _exc:  # pragma: no cover - PyYAML comes with ansible-core on the controller
-    HAS_YAML = False
-    YAML_IMPORT_ERROR = _exc
-
+from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 HELM_ENV = "MOORING_HELM"
 DEFAULT_TIMEOUT = 120
 DEFAULT_NAMESPACE = "default"
 STDERR_LINES = 3
+# helm's output: read at most this much, parsed with these bounds (a chart renders far less).
+MAX_OUTPUT_BYTES = 32 * 1024 * 1024
+MAX_OUTPUT_NODES = 2000000
+MAX_OUTPUT_DEPTH = 128
+MAX_STDERR_BYTES = 64 * 1024
 
 
 class HelmError(MooringError):
@@ -67,8 +65,8 @@ def template(chart_dir, release_name, values, namespace=None, kube_version=None,
 
     Empty documents are dropped; a document that is not a mapping is an error.
     """
-    if not HAS_YAML:  # pragma: no cover
-        raise HelmError("PyYAML is needed to render %s: %s" % (chart_dir, YAML_IMPORT_ERROR))
+    if not yamlio.HAS_YAML:  # pragma: no cover
+        raise HelmError("PyYAML is needed to render %s: %s" % (chart_dir, yamlio.YAML_IMPORT_ERROR))
     if not os.path.isfile(os.path.join(chart_dir, "Chart.yaml")):
         raise HelmError("%s is not a Helm chart: it has no Chart.yaml" % chart_dir)
     binary = find_helm(chart_dir, helm)
@@ -91,23 +89,38 @@ def template(chart_dir, release_name, values, namespace=None, kube_version=None,
                 "--values", values_file]
         if kube_version:
             argv += ["--kube-version", str(kube_version)]
+        out_path = os.path.join(tmp, "stdout")
+        err_path = os.path.join(tmp, "stderr")
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+            with open(out_path, "wb") as out, open(err_path, "wb") as err:
+                proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, timeout=timeout,
+                                      check=False)
         except subprocess.TimeoutExpired:
             raise HelmError("helm template of %s did not finish within %ss" % (chart_dir, timeout)) from None
         except OSError as exc:
-            raise HelmError("helm template of %s could not run %s: %s" % (chart_dir, binary, exc)) from None
-    if proc.returncode != 0:
-        raise HelmError("helm template of %s failed (exit %d): %s" % (chart_dir, proc.returncode, _tail(proc.stderr)))
+            raise HelmError("helm template of %s could not run %s: %s" % (chart_dir, binary, exc.strerror or exc)) from None
+        with open(err_path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            f.seek(max(0, size - MAX_STDERR_BYTES))
+            stderr = f.read().decode("utf-8", "replace")
+        if proc.returncode != 0:
+            raise HelmError("helm template of %s failed (exit %d): %s" % (chart_dir, proc.returncode, _tail(stderr)[:500]))
+        if os.path.getsize(out_path) > MAX_OUTPUT_BYTES:
+            raise HelmError("helm template of %s printed %d bytes, more than the limit of %d"
+                            % (chart_dir, os.path.getsize(out_path), MAX_OUTPUT_BYTES))
+        with open(out_path, "rb") as f:
+            stdout = f.read()
     try:
-        docs = list(yaml.safe_load_all(proc.stdout))
-    except yaml.YAMLError as exc:
-        raise HelmError("helm template of %s printed invalid YAML: %s" % (chart_dir, " ".join(str(exc).split()))) from None
+        docs = yamlio.load(stdout, "helm template output", multi=True, max_bytes=MAX_OUTPUT_BYTES,
+                           max_nodes=MAX_OUTPUT_NODES, max_depth=MAX_OUTPUT_DEPTH)
+    except yamlio.YamlInputError as exc:
+        raise HelmError("helm template of %s printed invalid YAML: %s" % (chart_dir, exc)) from None
     objects = []
     for doc in docs:
         if doc is None or doc == {}:
             continue
         if not isinstance(doc, dict):
-            raise HelmError("helm template of %s printed a document that is not an object: %r" % (chart_dir, doc))
+            raise HelmError("helm template of %s printed a document that is not an object: %s"
+                            % (chart_dir, yamlio.excerpt(doc)))
         objects.append(doc)
     return objects

@@ -48,11 +48,20 @@ chosen by writing such a version into metadata.yaml or, without metadata.yaml, i
 cluster-class/Chart.yaml). ``apply_versions`` writes every place that carries a version
 (metadata.yaml, the charts' ``version``, literal ClusterClass names) by editing the scalar in
 place, and release.yaml.
+
+Hostile or broken input is refused in one line per problem, before anything is written: every
+YAML file is read through ``common/yamlio`` (UTF-8, bounded size and depth; no aliases in the
+record files, ``csctl.yaml`` and ``node-image/image.yaml``); a stack directory may hold only
+regular files, directories and symlinks, with printable UTF-8 names and link targets, files of at
+most :data:`MAX_FILE_BYTES`, and no text in UTF-16/32 (a byte-order mark); the version files
+and release.yaml are written all or nothing (:func:`commit_files`). The export renders every
+stack before it writes, and writes all or nothing (:func:`write_export`).
 """
 
 from __future__ import annotations
 
 import base64
+import codecs
 import collections
 import copy
 import fnmatch
@@ -72,9 +81,10 @@ except ImportError as _exc:  # pragma: no cover - PyYAML comes with ansible-core
     HAS_YAML = False
     YAML_IMPORT_ERROR = _exc
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio, yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import canonical_json, sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_if_changed
+from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
 
 METADATA_API_VERSION = "metadata.clusterstack.x-k8s.io/v1alpha1"
 RELEASE_API_VERSION = "cluster.mooring.io/v1beta1"
@@ -99,14 +109,20 @@ CHART_VERSION_OF = (("cluster-class/Chart.yaml", "clusterStack"),
                     ("cluster-addon/Chart.yaml", "clusterAddon"),
                     ("cluster-addon/*/Chart.yaml", "clusterAddon"))
 DOT_FILES_KEPT = (".helmignore",)
+# The largest file a stack may hold (charts, vendored chart packages, node image definitions).
+MAX_FILE_BYTES = 64 * 1024 * 1024
+# Problems of one stack's tree listed before the rest are only counted.
+MAX_TREE_PROBLEMS = 10
+_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
-_VN = re.compile(r"^v([1-9][0-9]*)$")
-_DEV = re.compile(r"^v0-sha\.([a-z0-9]+)$")
-_KUBE = re.compile(r"^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
-_MINOR_DIR = re.compile(r"^(0|[1-9][0-9]*)-(0|[1-9][0-9]*)$")
-_EXACT = re.compile(r"^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
-_DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_CSCTL_PLACEHOLDER = re.compile(r"^<<\s*\.[A-Za-z]+\s*>>$")
+# \Z, not $: $ also matches before a final newline ("v1\n", a directory "default\n").
+_VN = re.compile(r"^v([1-9][0-9]{0,8})\Z")
+_DEV = re.compile(r"^v0-sha\.([a-z0-9]{1,64})\Z")
+_KUBE = re.compile(r"^v(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\Z")
+_MINOR_DIR = re.compile(r"^(0|[1-9][0-9]{0,3})-(0|[1-9][0-9]{0,3})\Z")
+_EXACT = re.compile(r"^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\Z")
+_DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
+_CSCTL_PLACEHOLDER = re.compile(r"^<<\s*\.[A-Za-z]+\s*>>\Z")
 # Hashes see the versions a bump rewrites as csctl's own placeholders, so that a tree written
 # with those placeholders hashes exactly as csctl hashes it.
 _CLUSTER_CLASS_MARK = "<< .ClusterClassVersion >>"
@@ -115,6 +131,70 @@ _CLUSTER_ADDON_MARK = "<< .ClusterAddonVersion >>"
 
 class StackError(MooringError):
     """A cluster stack is malformed, out of date or cannot be exported; nothing was written."""
+
+
+
+def _plain(text, limit=200):
+    """``text`` as a message shows a list of names: unquoted, cut to ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+def shown(text):
+    """A file name or path as a message shows it: as it is when printable UTF-8, else the repr
+    of its bytes (``b'a\\xffb'``), cut to a bounded length."""
+    try:
+        text.encode("utf-8")
+        if text.isprintable() and len(text) <= 300:
+            return text
+    except UnicodeEncodeError:
+        pass
+    return excerpt(os.fsencode(text), 300)
+
+
+def _good_name(name):
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return name.isprintable()
+
+
+def check_tree(root):
+    """One line per entry of a stack directory that a stack may not hold (at most
+    :data:`MAX_TREE_PROBLEMS`, then a count): a name or link target that is not printable
+    UTF-8, a FIFO, device or socket, a file larger than :data:`MAX_FILE_BYTES`, text in
+    UTF-16/32. Names starting with ``.`` are skipped as the hashes skip them."""
+    problems = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in list(dirnames):
+            if not _good_name(name):
+                problems.append("%s: the directory name %s is not printable UTF-8; rename it" % (shown(dirpath), shown(name)))
+                dirnames.remove(name)
+            elif name.startswith("."):
+                dirnames.remove(name)
+        for name in sorted(filenames):
+            if name.startswith(".") and name not in DOT_FILES_KEPT:
+                continue
+            if not _good_name(name):
+                problems.append("%s: the file name %s is not printable UTF-8; rename it" % (shown(dirpath), shown(name)))
+                continue
+            full = os.path.join(dirpath, name)
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                if not _good_name(os.readlink(full)):
+                    problems.append("%s: the symlink's target %s is not printable UTF-8" % (shown(full), shown(os.readlink(full))))
+            elif not stat.S_ISREG(st.st_mode):
+                problems.append("%s: a FIFO, device or socket; a stack holds only files, directories and symlinks" % shown(full))
+            elif st.st_size > MAX_FILE_BYTES:
+                problems.append("%s: %d bytes; a stack file may have at most %d" % (shown(full), st.st_size, MAX_FILE_BYTES))
+            else:
+                with open(full, "rb") as f:
+                    head = f.read(4)
+                if head.startswith(_BOMS):
+                    problems.append("%s: UTF-16/32 text is not supported; save it as UTF-8" % shown(full))
+    if len(problems) > MAX_TREE_PROBLEMS:
+        problems[MAX_TREE_PROBLEMS:] = ["%s: %d more entries like these" % (shown(root), len(problems) - MAX_TREE_PROBLEMS)]
+    return problems
 
 
 # --------------------------------------------------------------------------- hashing
@@ -257,22 +337,26 @@ def set_yaml_scalar(text, keys, value):
 
 
 # --------------------------------------------------------------------------- loading
-def _load_yaml(path, what):
+def _load_yaml(path, what, max_aliases=0):
+    """A stack's YAML file through yamlio: UTF-8, bounded; ``max_aliases`` 0 where the format has no anchors."""
     if not HAS_YAML:  # pragma: no cover
         raise StackError("the Python library PyYAML is required: %s" % YAML_IMPORT_ERROR)
     try:
-        with open(path, encoding="utf-8") as f:
-            return yaml.safe_load(f)
+        return yamlio.load_file(path, max_aliases=max_aliases)
     except FileNotFoundError:
         raise StackError("%s missing" % what, ["%s: %s is missing" % (path, what)]) from None
-    except yaml.YAMLError as exc:
-        raise StackError("bad YAML", ["%s: not valid YAML: %s" % (path, str(exc).replace("\n", " "))]) from None
+    except IsADirectoryError:
+        raise StackError("bad %s" % what, ["%s: is a directory, not a file" % path]) from None
+    except OSError as exc:
+        raise StackError("bad %s" % what, ["%s: cannot read: %s" % (path, exc.strerror or exc)]) from None
+    except yamlio.YamlInputError as exc:
+        raise StackError("bad YAML", exc.problems) from None
 
 
 def _version_number(value, field, path):
-    m = _VN.match(str(value)) if isinstance(value, str) else None
+    m = _VN.match(value) if isinstance(value, str) else None
     if not m:
-        raise StackError("bad version", ["%s: %s is %r, expected v<N> (v1, v2, ...)" % (path, field, value)])
+        raise StackError("bad version", ["%s: %s is %s, expected v<N> (v1, v2, ...)" % (path, field, excerpt(value))])
     return int(m.group(1))
 
 
@@ -288,7 +372,7 @@ def _check_version(value, field, path, problems, dev_ok):
         _version_number(value, field, path)
     except StackError as exc:
         if dev_ok:
-            problems.append("%s: %s is %r, expected v<N> (v1, v2, ...) or v0-sha.<hash>" % (path, field, value))
+            problems.append("%s: %s is %s, expected v<N> (v1, v2, ...) or v0-sha.<hash>" % (path, field, excerpt(value)))
         else:
             problems.extend(exc.problems)
 
@@ -299,17 +383,23 @@ def load_metadata(path, dev_ok=True):
     if not isinstance(doc, dict):
         raise StackError("bad metadata", ["%s: must be a mapping" % path])
     if doc.get("apiVersion") != METADATA_API_VERSION:
-        problems.append("%s: apiVersion is %r, expected %r" % (path, doc.get("apiVersion"), METADATA_API_VERSION))
+        problems.append("%s: apiVersion is %s, expected %r" % (path, excerpt(doc.get("apiVersion")), METADATA_API_VERSION))
     versions = doc.get("versions") if isinstance(doc.get("versions"), dict) else {}
+    if not isinstance(doc.get("versions"), dict):
+        problems.append("%s: versions is %s, expected a mapping (clusterStack, kubernetes, components)"
+                        % (path, excerpt(doc.get("versions"))))
     components = versions.get("components") if isinstance(versions.get("components"), dict) else {}
+    if versions and not isinstance(versions.get("components"), dict):
+        problems.append("%s: versions.components is %s, expected a mapping (%s)"
+                        % (path, excerpt(versions.get("components")), ", ".join(COMPONENTS)))
     _check_version(versions.get("clusterStack"), "versions.clusterStack", path, problems, dev_ok)
     for c in COMPONENTS:
         _check_version(components.get(c), "versions.components.%s" % c, path, problems, dev_ok)
-    if not _KUBE.match(str(versions.get("kubernetes"))):
-        problems.append("%s: versions.kubernetes is %r, expected vX.Y.Z" % (path, versions.get("kubernetes")))
-    extra = sorted(set(components) - set(COMPONENTS))
+    if not isinstance(versions.get("kubernetes"), str) or not _KUBE.match(versions.get("kubernetes")):
+        problems.append("%s: versions.kubernetes is %s, expected vX.Y.Z" % (path, excerpt(versions.get("kubernetes"))))
+    extra = sorted(str(k) for k in set(components) - set(COMPONENTS))
     if extra:
-        problems.append("%s: unknown components %s (known: %s)" % (path, ", ".join(extra), ", ".join(COMPONENTS)))
+        problems.append("%s: unknown components %s (known: %s)" % (path, excerpt(", ".join(extra), 200), ", ".join(COMPONENTS)))
     if problems:
         raise StackError("bad metadata", problems)
     return doc
@@ -331,6 +421,20 @@ def load_release(path):
     missing = [p for p in PARTS if p not in doc["hashes"]]
     if missing:
         raise StackError("bad release record", ["%s: hashes lacks %s" % (path, ", ".join(missing))])
+    versions = doc["versions"]
+    problems = ["%s: hashes.%s is %s, expected sha256:<hex>" % (path, p, excerpt(doc["hashes"][p]))
+                for p in PARTS if not isinstance(doc["hashes"][p], str)]
+    for field in ("clusterStack", "kubernetes"):
+        if versions.get(field) is not None and not isinstance(versions.get(field), str):
+            problems.append("%s: versions.%s is %s, expected a string" % (path, field, excerpt(versions.get(field))))
+    components = versions.get("components")
+    if components is not None and not isinstance(components, dict):
+        problems.append("%s: versions.components is %s, expected a mapping" % (path, excerpt(components)))
+    elif components:
+        problems.extend("%s: versions.components.%s is %s, expected a string" % (path, c, excerpt(components.get(c)))
+                        for c in COMPONENTS if components.get(c) is not None and not isinstance(components.get(c), str))
+    if problems:
+        raise StackError("bad release record", problems)
     return doc
 
 
@@ -343,14 +447,14 @@ def load_csctl_config(path):
     provider = cfg.get("provider") if isinstance(cfg.get("provider"), dict) else {}
     problems = []
     ptype = provider.get("type")
-    if not isinstance(ptype, str) or not ptype or len(ptype) > 253 or not _DNS1123.match(ptype):
-        problems.append("%s: config.provider.type is %r, expected a lower-case DNS label" % (path, ptype))
+    if not isinstance(ptype, str) or not _DNS1123.match(ptype):
+        problems.append("%s: config.provider.type is %s, expected a lower-case DNS label" % (path, excerpt(ptype)))
     name = cfg.get("clusterStackName")
     if not isinstance(name, str) or not _DNS1123.match(name):
-        problems.append("%s: config.clusterStackName is %r, expected a lower-case DNS label" % (path, name))
+        problems.append("%s: config.clusterStackName is %s, expected a lower-case DNS label" % (path, excerpt(name)))
     kube = cfg.get("kubernetesVersion")
     if not isinstance(kube, str) or not _KUBE.match(kube):
-        problems.append("%s: config.kubernetesVersion is %r, expected vX.Y.Z" % (path, kube))
+        problems.append("%s: config.kubernetesVersion is %s, expected vX.Y.Z" % (path, excerpt(kube)))
     if problems:
         raise StackError("bad csctl config", problems)
     return doc
@@ -379,6 +483,9 @@ class Stack(object):
         self.layout = detect_layout(self.path)
         if self.layout is None:
             raise StackError("no stack", ["%s: neither installer.yaml, csctl.yaml nor metadata.yaml" % path])
+        problems = check_tree(self.path)
+        if problems:
+            raise StackError("stack %s holds what a stack may not" % shown(self.path), problems)
         self.metadata_path = os.path.join(self.path, "metadata.yaml")
         self.release_path = os.path.join(self.path, "release.yaml")
         self.installer_path = os.path.join(self.path, "installer.yaml")
@@ -404,9 +511,9 @@ class Stack(object):
         problems = []
         for field, value in (("provider", self.provider), ("stack", self.stack)):
             if not _DNS1123.match(value):
-                problems.append("%s: %s directory %r must be a lower-case DNS label" % (path, field, value))
+                problems.append("%s: %s directory %s must be a lower-case DNS label" % (shown(path), field, shown(value)))
         if not _MINOR_DIR.match(self.minor_dir):
-            problems.append("%s: directory %r must be the Kubernetes major-minor, e.g. 1-34" % (path, self.minor_dir))
+            problems.append("%s: directory %s must be the Kubernetes major-minor, e.g. 1-34" % (shown(path), shown(self.minor_dir)))
         if problems:
             raise StackError("bad stack path", problems)
         if self.layout == "mooring":
@@ -433,8 +540,8 @@ class Stack(object):
             version = str((values or {}).get("version", ""))
             if not _EXACT.match(version):
                 problems.append(
-                    "%s: spec.%s.version is %r; a stack pins exact versions (X.Y.Z) so its version says what is inside"
-                    % (self.installer_path, addon, version))
+                    "%s: spec.%s.version is %s; a stack pins exact versions (X.Y.Z) so its version says what is inside"
+                    % (self.installer_path, addon, excerpt(version)))
         meta_kube = self.metadata["versions"]["kubernetes"]
         if _EXACT.match(kube) and "v" + kube.lstrip("v") != meta_kube:
             problems.append("%s: versions.kubernetes %s differs from the installer spec's kubernetes %s; run "
@@ -567,8 +674,7 @@ class Stack(object):
         for rel, kind, full in self.files():
             field = self.chart_version_field(rel)
             if field and kind == "file" and found[field] is None:
-                with open(full, encoding="utf-8") as f:
-                    value = yaml_scalar(f.read(), ["version"])
+                value = yaml_scalar(_chart_text(full), ["version"])
                 if value and (_VN.match(value) or _DEV.match(value)):
                     found[field] = value
         recorded = (release or {}).get("versions") or {}
@@ -582,8 +688,8 @@ class Stack(object):
         """``{path: new text}`` for every file whose carried versions differ from ``versions``."""
         edits = {}
         if self.metadata is not None:
-            with open(self.metadata_path, encoding="utf-8") as f:
-                old = f.read()
+            with open(self.metadata_path, "rb") as f:
+                old = f.read().decode("utf-8")  # read through yamlio before: UTF-8
             new = old
             for keys, value in ((["versions", "clusterStack"], versions["clusterStack"]),
                                 (["versions", "kubernetes"], versions["kubernetes"]),
@@ -603,14 +709,29 @@ class Stack(object):
                 data = f.read()
             if b"\0" in data:
                 continue
-            try:
-                old = data.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
+            if self.chart_version_field(rel):
+                old = _chart_text(full, data)
+            else:
+                try:
+                    old = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    continue
             new = self.rewrite_text(rel, old, versions)
             if new != old:
                 edits[full] = new
         return edits
+
+
+def _chart_text(path, data=None):
+    """The text of a stack chart's Chart.yaml, which carries a version: UTF-8, else a StackError."""
+    if data is None:
+        with open(path, "rb") as f:
+            data = f.read()
+    try:
+        yamlio.decode(data, path)
+    except yamlio.YamlInputError as exc:
+        raise StackError("bad chart", exc.problems) from None
+    return data.decode("utf-8")  # as it is, a byte-order mark included
 
 
 def _load_installer(path):
@@ -743,23 +864,114 @@ def check_versions(stack):
     return plan
 
 
+_DUMPERS = {}
+
+
+def _dumper():
+    """SafeDumper that never writes anchors (a value used twice is written twice)."""
+    if "no-aliases" not in _DUMPERS:
+        class _NoAliases(yaml.SafeDumper):
+            def ignore_aliases(self, data):
+                return True
+
+        _DUMPERS["no-aliases"] = _NoAliases
+    return _DUMPERS["no-aliases"]
+
+
 def _dump(doc):
-    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
+    return yaml.dump(doc, Dumper=_dumper(), sort_keys=False, default_flow_style=False)
+
+
+def _old_file(path):
+    """(bytes, mode) of the regular file at ``path``, or None when there is none; StackError
+    for anything else in the way (a directory, a symlink, a FIFO: never read, never replaced)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        what = "a directory" if stat.S_ISDIR(st.st_mode) else "a symlink" if stat.S_ISLNK(st.st_mode) else \
+            "not a regular file"
+        raise StackError("cannot write %s" % shown(path), ["%s: is %s; refusing to replace it with a file" % (shown(path), what)])
+    with open(path, "rb") as f:
+        return f.read(), stat.S_IMODE(st.st_mode)
+
+
+def _put(path, data, mode):
+    """``data`` at ``path`` through a temporary file in its directory and a rename."""
+    fd, tmp = tempfile.mkstemp(prefix=".%s-" % os.path.basename(path), dir=os.path.dirname(path))
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def commit_files(changes, root):
+    """Write ``changes`` (``[(path, bytes)]``, every path under ``root``) all or nothing.
+
+    Files whose content is already right are left alone. Every path is checked to stay under
+    ``root`` (symlinks resolved) and to be a regular file or absent; every new content is written
+    to a temporary file in its directory first, then all are renamed; when a rename fails, the
+    files already renamed get their old content back (or are removed) and the directories this
+    call created are removed. An existing file keeps its mode (new ones: 0644). Returns the paths
+    written."""
+    todo = []
+    for path, data in changes:
+        fileio.under_root(root, os.path.relpath(path, root))
+        old = _old_file(path)
+        if old is None or old[0] != data:
+            todo.append((path, data, old))
+    made, temps, done = [], [], []
+    try:
+        for path, data, old in todo:
+            missing = []
+            d = os.path.dirname(path)
+            while not os.path.isdir(d):
+                missing.append(d)
+                d = os.path.dirname(d)
+            for d in reversed(missing):
+                os.mkdir(d, 0o755)
+                made.append(d)
+            fd, tmp = tempfile.mkstemp(prefix=".%s-" % os.path.basename(path), dir=os.path.dirname(path))
+            temps.append(tmp)
+            os.fchmod(fd, old[1] if old else 0o644)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        for (path, _data, old), tmp in zip(todo, temps):
+            os.replace(tmp, path)
+            done.append((path, old))
+    except BaseException:
+        for path, old in reversed(done):
+            if old is None:
+                os.unlink(path)
+            else:
+                _put(path, old[0], old[1])
+        for tmp in temps:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+        for d in reversed(made):
+            os.rmdir(d)
+        raise
+    return [path for path, _data, _old in todo]
 
 
 def apply_versions(plan):
-    """Write the files carrying versions and release.yaml for a plan; returns the paths written."""
+    """Write the files carrying versions and release.yaml for a plan, all or nothing
+    (:func:`commit_files`); returns the paths written."""
     stack = plan["stack"]
     if not plan["due"]:
         return []
     release = {"apiVersion": RELEASE_API_VERSION, "kind": RELEASE_KIND,
                "versions": plan["versions"], "hashes": dict(sorted(plan["hashes"].items()))}
-    written = []
-    for path in sorted(plan["edits"]):
-        if write_if_changed(path, plan["edits"][path]):
-            written.append(path)
-    if write_if_changed(stack.release_path, "# Written by 'mooring stack version'; do not edit.\n" + _dump(release)):
-        written.append(stack.release_path)
+    changes = [(path, plan["edits"][path].encode("utf-8")) for path in sorted(plan["edits"])]
+    changes.append((stack.release_path,
+                    ("# Written by 'mooring stack version'; do not edit.\n" + _dump(release)).encode("utf-8")))
+    written = commit_files(changes, stack.path)
     if stack.metadata is not None:
         stack.metadata = load_metadata(stack.metadata_path, dev_ok=stack.layout != "mooring")
     return written
@@ -780,10 +992,10 @@ def load_node_image(stack):
         raise StackError("bad node image", ["%s: must be a mapping" % path])
     _require(doc, path, ("name", "kubernetes", "containerd"), problems)
     if str(doc.get("kubernetes")) != stack.spec_kubernetes():
-        problems.append("%s: kubernetes %s differs from the stack's %s" % (path, doc.get("kubernetes"), stack.spec_kubernetes()))
+        problems.append("%s: kubernetes %s differs from the stack's %s" % (path, excerpt(doc.get("kubernetes")), stack.spec_kubernetes()))
     containerd = str((stack.spec.get("containerd") or {}).get("version", ""))
     if containerd and str(doc.get("containerd")).lstrip("v") != containerd.lstrip("v"):
-        problems.append("%s: containerd %s differs from the installer spec's %s" % (path, doc.get("containerd"), containerd))
+        problems.append("%s: containerd %s differs from the installer spec's %s" % (path, excerpt(doc.get("containerd")), containerd))
     if problems:
         raise StackError("bad node image", problems)
     return doc
@@ -791,14 +1003,18 @@ def load_node_image(stack):
 
 def load_addon_values(stack):
     path = os.path.join(stack.path, PART_DIRS["clusterAddon"], "values.yaml")
-    doc = _load_yaml(path, "cluster-addon/values.yaml") or {}
+    doc = _load_yaml(path, "cluster-addon/values.yaml", max_aliases=yamlio.MAX_ALIASES) or {}  # Helm values: anchors allowed
     if not isinstance(doc, dict):
         raise StackError("bad add-on values", ["%s: must map add-on name to Helm values" % path])
     addons = {k for k in stack.spec if k not in NOT_IN_CLUSTER_ADDON}
-    unknown = sorted(set(doc) - addons)
+    unknown = sorted(str(k) for k in set(doc) - addons)
     if unknown:
         raise StackError("bad add-on values", ["%s: %s not in the installer spec (add-ons: %s)"
-                                               % (path, ", ".join(unknown), ", ".join(sorted(addons)))])
+                                               % (path, _plain(", ".join(unknown)), ", ".join(sorted(addons)))])
+    bad = sorted(str(k) for k, v in doc.items() if v is not None and not isinstance(v, dict))
+    if bad:
+        raise StackError("bad add-on values", ["%s: the values of %s must be a mapping (Helm values)"
+                                               % (path, excerpt(", ".join(bad), 200))])
     return doc
 
 
@@ -858,26 +1074,34 @@ def _release_copy(chart_dir, dest, versions):
                     f.write(changed.encode("utf-8", "surrogateescape"))
 
 
-def render_cluster_class(stack, versions, helm=None):
-    """The stack's own cluster-class chart rendered with ``helm template`` (release name: the
-    stack name, so the ClusterClass is ``<stack name>-<clusterStack version>`` as upstream).
-
-    Returns ``(objects, warnings)``."""
-    from ansible_collections.mooring.cluster.plugins.module_utils.infra import helm as helm_mod
-
+def _chart_dir(stack):
     chart = os.path.join(stack.path, PART_DIRS["clusterClass"])
     if not os.path.isfile(os.path.join(chart, "Chart.yaml")):
         raise StackError("no cluster-class chart", [
             "%s: no Chart.yaml; the export renders the stack's own cluster-class Helm chart" % chart])
+    return chart
+
+
+def render_cluster_class(stack, versions, helm=None, values=None):
+    """The stack's own cluster-class chart rendered with ``helm template`` (release name: the
+    stack name, so the ClusterClass is ``<stack name>-<clusterStack version>`` as upstream),
+    with ``values`` (default: :func:`export_values`).
+
+    Returns ``(objects, warnings)``."""
+    from ansible_collections.mooring.cluster.plugins.module_utils.infra import helm as helm_mod
+
+    chart = _chart_dir(stack)
+    if values is None:
+        values = export_values(stack, versions)
     with tempfile.TemporaryDirectory(prefix="mooring-stack-") as tmp:
         copy_dir = os.path.join(tmp, os.path.basename(chart))
         _release_copy(chart, copy_dir, versions)
         try:
-            objects = helm_mod.template(copy_dir, stack.name, export_values(stack, versions),
-                                        kube_version=versions["kubernetes"], helm=helm)
+            objects = helm_mod.template(copy_dir, stack.name, values, kube_version=versions["kubernetes"], helm=helm)
         except MooringError as exc:
             raise StackError("cannot render %s" % chart, [p.replace(copy_dir, chart) for p in exc.problems]) from None
-    classes = [(o.get("metadata") or {}).get("name") for o in objects if o.get("kind") == "ClusterClass"]
+    classes = [o["metadata"].get("name") for o in objects
+               if o.get("kind") == "ClusterClass" and isinstance(o.get("metadata"), dict)]
     if not classes:
         raise StackError("no ClusterClass", ["%s: the chart renders no ClusterClass" % chart])
     return objects, class_name_warnings(stack, versions, classes)
@@ -891,22 +1115,36 @@ def class_name_warnings(stack, versions, classes):
     if expected in classes:
         return []
     return ["%s: the chart names its ClusterClass %s, not %s (<stack name>-<clusterStack version>): a new stack "
-            "version will not give clusters a new class" % (stack.name, ", ".join(map(str, classes)), expected)]
+            "version will not give clusters a new class" % (stack.name, _plain(", ".join(map(str, classes))), expected)]
 
 
 # What one stack's export consists of: the rendered objects, the cluster-addon values (None
 # without an installer spec), warnings, and the versions it was rendered at.
 Export = collections.namedtuple("Export", "objects addon_values warnings versions")
+# What an export checks and computes before helm runs: the versions, the cluster-addon values
+# and the values given to the cluster-class chart.
+Prepared = collections.namedtuple("Prepared", "versions addon_values chart_values")
 
 
-def render_export(stack, catalog, helm=None):
+def prepare_export(stack, catalog):
+    """Every check of an export that needs no helm (versions recorded, add-ons against the
+    catalog, the node image, a cluster-class chart present), as a :class:`Prepared`; raises
+    StackError. ``mooring stack export`` prepares every stack before it renders any."""
+    versions = check_versions(stack)["versions"]
+    addon_values = _addon_values(stack, catalog, versions) if stack.installer is not None else None
+    _chart_dir(stack)
+    fileio.safe_name(stack.name, "stack name")
+    return Prepared(versions, addon_values, export_values(stack, versions))
+
+
+def render_export(stack, catalog, helm=None, prepared=None):
     """Every object a Cluster API user needs, plus (for a stack with an installer spec) the
     cluster-addon chart values, as an :class:`Export`; raises StackError when the stack is not ready.
     """
-    versions = check_versions(stack)["versions"]
-    addon_values = _addon_values(stack, catalog, versions) if stack.installer is not None else None
-    objects, warnings = render_cluster_class(stack, versions, helm)
-    return Export(objects, addon_values, warnings, versions)
+    if prepared is None:
+        prepared = prepare_export(stack, catalog)
+    objects, warnings = render_cluster_class(stack, prepared.versions, helm, prepared.chart_values)
+    return Export(objects, prepared.addon_values, warnings, prepared.versions)
 
 
 def _addon_values(stack, catalog, versions):
@@ -916,8 +1154,8 @@ def _addon_values(stack, catalog, versions):
     etcd = addons.get("etcd") or {}
     if etcd.get("topology", "stacked") != "stacked":
         raise StackError("unsupported etcd topology", [
-            "%s: spec.etcd.topology is %r; a Cluster API stack runs etcd on the control plane "
-            "(KubeadmControlPlane), set it to 'stacked'" % (stack.installer_path, etcd.get("topology"))])
+            "%s: spec.etcd.topology is %s; a Cluster API stack runs etcd on the control plane "
+            "(KubeadmControlPlane), set it to 'stacked'" % (stack.installer_path, excerpt(etcd.get("topology")))])
     return {
         "clusterStack": {"name": stack.name, "version": versions["clusterStack"],
                          "clusterAddonVersion": versions["components"]["clusterAddon"],
@@ -932,20 +1170,71 @@ def _addon_values(stack, catalog, versions):
     }
 
 
-def write_rendered(export, out_dir):
-    """Write an :class:`Export`: ``clusterclass.yaml``, ``metadata.yaml`` and (with an installer
-    spec) ``cluster-addon-values.yaml``; returns the paths whose content changed."""
+def export_files(export):
+    """``{file name: text}`` of an :class:`Export`: ``clusterclass.yaml``, ``metadata.yaml`` and
+    (with an installer spec) ``cluster-addon-values.yaml``."""
     files = {
-        "clusterclass.yaml": yaml.safe_dump_all(export.objects, sort_keys=False, default_flow_style=False,
-                                                explicit_start=True),
+        "clusterclass.yaml": yaml.dump_all(export.objects, Dumper=_dumper(), sort_keys=False, default_flow_style=False,
+                                           explicit_start=True),
         "metadata.yaml": _dump({"apiVersion": METADATA_API_VERSION, "versions": export.versions}),
     }
     if export.addon_values is not None:
         files["cluster-addon-values.yaml"] = _dump(export.addon_values)
-    os.makedirs(out_dir, exist_ok=True)
-    written = []
-    for name in sorted(files):
-        path = os.path.join(out_dir, name)
-        if write_if_changed(path, files[name]):
-            written.append(path)
-    return written
+    return files
+
+
+def check_export_output(out_dir):
+    """Refuse an output directory that cannot be one: an existing file (or anything but a
+    directory), or a path whose parent directory does not exist."""
+    if os.path.lexists(out_dir) and not os.path.isdir(out_dir):
+        raise StackError("bad output", ["%s: exists and is not a directory; the export writes a directory" % shown(out_dir)])
+    parent = os.path.dirname(os.path.abspath(out_dir))
+    if not os.path.isdir(parent):
+        state = "is not a directory" if os.path.lexists(parent) else "does not exist"
+        raise StackError("bad output", ["%s: the directory %s %s" % (shown(out_dir), shown(parent), state)])
+
+
+def write_export(out_dir, sets):
+    """Write ``sets`` (``{sub-directory name, or "" for out_dir itself: {file name: text}}``),
+    all or nothing; returns the paths written (as ``out_dir`` joined with their names).
+
+    A missing ``out_dir`` is made as a temporary directory beside it, filled, and renamed into
+    place. An existing directory keeps whatever else it holds: the export's files in it are
+    replaced through :func:`commit_files` (temporaries, then renames, put back on failure); a
+    directory, symlink or special file where one of them goes is refused before anything is
+    written."""
+    check_export_output(out_dir)
+    files = {}
+    for sub, named in sorted(sets.items()):
+        for name, text in sorted(named.items()):
+            files[os.path.join(fileio.safe_name(sub, "stack name"), name) if sub else name] = text.encode("utf-8")
+    if os.path.isdir(out_dir):
+        for sub in sorted(sets):
+            sub_dir = os.path.join(out_dir, sub)
+            if sub and os.path.lexists(sub_dir) and (os.path.islink(sub_dir) or not os.path.isdir(sub_dir)):
+                raise StackError("cannot write %s" % shown(sub_dir), [
+                    "%s: exists and is not a directory; refusing to replace it" % shown(sub_dir)])
+        return commit_files([(fileio.under_root(out_dir, rel), data) for rel, data in sorted(files.items())], out_dir)
+    parent = os.path.dirname(os.path.abspath(out_dir))
+    staging = tempfile.mkdtemp(prefix=".%s-" % os.path.basename(os.path.abspath(out_dir)), dir=parent)
+    try:
+        for rel, data in sorted(files.items()):
+            path = os.path.join(staging, rel)
+            if not os.path.isdir(os.path.dirname(path)):
+                os.mkdir(os.path.dirname(path), 0o755)
+            with open(path, "xb") as f:
+                f.write(data)
+            os.chmod(path, 0o644)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(staging, 0o777 & ~mask)
+        os.rename(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return [os.path.join(out_dir, rel) for rel in sorted(files)]
+
+
+def write_rendered(export, out_dir):
+    """Write one :class:`Export` into ``out_dir`` (:func:`write_export`); returns the paths written."""
+    return write_export(out_dir, {"": export_files(export)})

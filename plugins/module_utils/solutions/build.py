@@ -2,14 +2,18 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """PRIVATE to mooring.cluster: building a solution archive (ISO 9660 or tar) from a source tree.
 
-The archive is written with its SHA256SUMS (and signature, given a key) and validated by
-:func:`solutions.validate.validate_archive` before it is renamed into place.
+The archive is written with its SHA256SUMS (and signature, given a key) to a temporary file
+next to the output, validated by :func:`solutions.validate.validate_archive`, and only then
+renamed into place; an output in a missing directory, below a file, onto a directory or onto
+anything but a regular file is refused before anything is written. :func:`generate_key` writes
+a key pair all or nothing, never over an existing file, never both keys to one path.
 """
 
 
 from __future__ import annotations
 
 import base64
+import errno
 import io
 import os
 import posixpath
@@ -18,11 +22,12 @@ import stat
 import tarfile
 import tempfile
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import (
     HAS_PYCDLIB,
     HAS_YAML,
     MANIFEST,
+    MAX_MANIFEST_BYTES,
     PYCDLIB_IMPORT_ERROR,
     SIGNATURE,
     SUMS,
@@ -32,7 +37,6 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive 
     load_private_key,
     pycdlib,
     require,
-    yaml,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.validate import (
     validate_archive,
@@ -52,9 +56,16 @@ def _source_files(src):
             if os.path.islink(os.path.join(dirpath, d)):
                 problems.append("%s: symlinks are not allowed in a solution" % os.path.join(dirpath, d))
                 dirnames.remove(d)
+        for d in list(dirnames):
+            if not _utf8(d) or not d.isprintable():
+                problems.append("%s: the directory name %s is not printable UTF-8" % (dirpath, yamlio.excerpt(d)))
+                dirnames.remove(d)
         for f in sorted(filenames):
             full = os.path.join(dirpath, f)
             rel = os.path.relpath(full, src).replace(os.sep, "/")
+            if not _utf8(f) or not f.isprintable():
+                problems.append("%s: the file name %s is not printable UTF-8" % (dirpath, yamlio.excerpt(f)))
+                continue
             st = os.lstat(full)
             if not stat.S_ISREG(st.st_mode):
                 problems.append("%s: only regular files are allowed in a solution" % full)
@@ -63,6 +74,28 @@ def _source_files(src):
                 continue  # regenerated
             files.append(rel)
     return sorted(files), problems
+
+
+def _utf8(name):
+    try:
+        name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def check_output(out_path):
+    """Refuse an output path that cannot take a new file: its directory missing or not a
+    directory, or the path itself a directory or anything but a regular file."""
+    out_dir = os.path.dirname(os.path.abspath(out_path))
+    if not os.path.isdir(out_dir):
+        state = "is not a directory" if os.path.lexists(out_dir) else "does not exist"
+        raise SolutionError("%s: the directory %s %s" % (out_path, out_dir, state))
+    if os.path.isdir(out_path):
+        raise SolutionError("%s: is a directory; give the archive's file name" % out_path)
+    if os.path.lexists(out_path) and not os.path.isfile(out_path) and not os.path.islink(out_path):
+        raise SolutionError("%s: exists and is not a regular file; refusing to replace it" % out_path)
+    return out_dir
 
 
 def archive_format(out_path, fmt=None):
@@ -168,6 +201,7 @@ def build_archive(src, out_path, key_path=None, fmt=None):
     if not os.path.isdir(src):
         raise SolutionError("%s: not a directory" % src)
     fmt = archive_format(out_path, fmt)
+    out_dir = check_output(out_path)
     key = load_private_key(key_path) if key_path else None
     files, problems = _source_files(src)
     if problems:
@@ -178,13 +212,11 @@ def build_archive(src, out_path, key_path=None, fmt=None):
         extra[SIGNATURE] = sign(key, sums)
     volume = "SOLUTION"
     try:
-        with open(os.path.join(src, MANIFEST), "rb") as f:
-            meta = yaml.safe_load(f) or {}
+        meta = yamlio.load_file(os.path.join(src, MANIFEST), max_bytes=MAX_MANIFEST_BYTES, max_aliases=0)
         volume = "%s_%s" % (meta["metadata"]["name"], meta["spec"]["version"])
-    except (OSError, yaml.YAMLError, KeyError, TypeError):
+    except (yamlio.YamlInputError, KeyError, TypeError, IndexError):
         pass  # validation below reports the manifest's problems
-    volume = re.sub(r"[^A-Za-z0-9_]", "_", volume)
-    out_dir = os.path.dirname(os.path.abspath(out_path))
+    volume = re.sub(r"[^A-Za-z0-9_]", "_", str(volume))
     fd, tmp = tempfile.mkstemp(prefix=".solution-", dir=out_dir)
     try:
         if fmt == "iso":
@@ -218,12 +250,65 @@ def build_archive(src, out_path, key_path=None, fmt=None):
     return summary
 
 
+def _same_file(a, b):
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _place_new(tmp, path):
+    """Give the complete temporary file ``tmp`` also the name ``path``, which must not exist.
+
+    A hard link never replaces an existing file (EEXIST instead); where a file system has no
+    hard links, a rename after one more look. The caller removes ``tmp`` when it is left."""
+    try:
+        os.link(tmp, path)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+            raise
+        if os.path.lexists(path):
+            raise FileExistsError(errno.EEXIST, "File exists", path) from None
+        os.rename(tmp, path)
+
+
 def generate_key(private_path, public_path):
-    """Write a new Ed25519 key pair (private key 0600, PEM) for signing solution archives."""
+    """Write a new Ed25519 key pair (private key 0600, PEM) for signing solution archives.
+
+    All or nothing: refused when the two paths name one file, when either exists, or when a
+    directory is missing; both keys are written to temporary files in their directories and
+    then given their names, and when anything fails neither file exists afterwards."""
     require(ed25519.cryptography_error() is None, "cryptography", ed25519.cryptography_error())
-    if os.path.exists(private_path):
-        raise SolutionError("%s: already exists; refusing to overwrite a private key" % private_path)
+    if _same_file(private_path, public_path):
+        raise SolutionError("%s and %s are the same file; the private and the public key need two paths"
+                            % (private_path, public_path))
+    for path, what in ((private_path, "private"), (public_path, "public")):
+        if os.path.lexists(path):
+            raise SolutionError("%s: already exists; refusing to overwrite it with a new %s key" % (path, what))
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            state = "is not a directory" if os.path.lexists(directory) else "does not exist"
+            raise SolutionError("%s: the directory %s %s" % (path, directory, state))
     key = ed25519.new_private_key()
-    ed25519.write_private_key(private_path, key, exclusive=True)
-    with open(public_path, "wb") as f:
-        f.write(ed25519.public_pem(key))
+    temps, placed = [], []
+    try:
+        for path, data, mode in ((private_path, ed25519.private_pem(key), 0o600),
+                                 (public_path, ed25519.public_pem(key), 0o644)):
+            fd, tmp = tempfile.mkstemp(prefix=".%s-" % os.path.basename(path), dir=os.path.dirname(os.path.abspath(path)))
+            temps.append(tmp)
+            os.fchmod(fd, mode)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+        for tmp, path in zip(temps, (private_path, public_path)):
+            _place_new(tmp, path)
+            placed.append(path)
+    except BaseException:
+        for path in placed:
+            os.unlink(path)
+        raise
+    finally:
+        for tmp in temps:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)

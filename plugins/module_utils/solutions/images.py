@@ -16,6 +16,7 @@ import os
 import tarfile
 import tempfile
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import (
     ANN_CONTAINERD_NAME,
     ANN_REF_NAME,
@@ -48,6 +49,7 @@ def export_images(archive_path, summary, prefix, dest, check_mode=False):
     In ``check_mode`` nothing is written; ``changed`` says whether something would be.
     """
     name, version = summary["name"], summary["version"]
+    fileio.safe_name("%s-%s" % (name, version), "solution name and version")
     if not check_mode:
         os.makedirs(dest, exist_ok=True)
     reader = open_archive(archive_path)
@@ -82,8 +84,8 @@ def export_images(archive_path, summary, prefix, dest, check_mode=False):
                     tar.addfile(ti, io.BytesIO(content))
             blob = buf.getvalue()
             digest = hashlib.sha256(blob).hexdigest()
-            fname = "%s_%s.oci.tar" % (img["name"].replace("/", "_"), img["tag"])
-            target = os.path.join(dest, fname)
+            fname = fileio.safe_name("%s_%s.oci.tar" % (img["name"].replace("/", "_"), img["tag"]), "image file name")
+            target = fileio.under_root(dest, fname)
             if not (os.path.isfile(target) and file_sha256(target) == digest):
                 changed = True
                 if not check_mode:

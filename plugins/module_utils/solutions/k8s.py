@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import re
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import (
     API_VERSION,
@@ -61,7 +62,7 @@ CLUSTER_SCOPED_RENAMED = ("ClusterRole", "ClusterRoleBinding")
 def version_key(version):
     """A sort key implementing SemVer 2.0 precedence (build metadata ignored)."""
     if not isinstance(version, str) or not re.match(VERSION_RE, version):
-        raise SolutionError("version %r is not a semantic version (X.Y.Z[-pre][+build])" % (version,))
+        raise SolutionError("version %s is not a semantic version (X.Y.Z[-pre][+build])" % (yamlio.excerpt(version),))
     core, sep, pre = version.split("+", 1)[0].partition("-")
     nums = tuple(int(x) for x in core.split("."))
     if not sep:
@@ -75,8 +76,8 @@ def version_key(version):
 def check_name(kind, value):
     if not isinstance(value, str) or not re.match(NAME_RE, value):
         raise SolutionError(
-            "%s %r is not a valid name: lowercase letters, digits and '-', 1-40 characters, "
-            "starting and ending with a letter or digit" % (kind, value)
+            "%s %s is not a valid name: lowercase letters, digits and '-', 1-40 characters, "
+            "starting and ending with a letter or digit" % (kind, yamlio.excerpt(value))
         )
     return value
 
@@ -96,9 +97,9 @@ def load_config(text):
     if text is None or not text.strip():
         return empty_config()
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise SolutionError("SolutionsConfiguration: not valid YAML: %s" % exc) from exc
+        data = yamlio.load(text, "SolutionsConfiguration")
+    except yamlio.YamlInputError as exc:
+        raise SolutionError(str(exc)) from None
     problems = []
     if not isinstance(data, dict):
         raise SolutionError("SolutionsConfiguration: must be a mapping")
@@ -180,7 +181,7 @@ def update_config(config, action, name, version=None, archive=None):
         if new["active"].get(name) == version or version is None:
             new["active"].pop(name, None)
     else:
-        raise SolutionError("action %r: choose import, remove, activate or deactivate" % (action,))
+        raise SolutionError("action %s: choose import, remove, activate or deactivate" % (yamlio.excerpt(action),))
     return new
 
 
@@ -224,7 +225,7 @@ def plan_environment(current, action, name, version=None, imported=()):
             if action == "downgrade" and newer:
                 raise SolutionError("%s %s -> %s is not a downgrade; use upgrade" % (name, have, version))
     else:
-        raise SolutionError("action %r: choose add, upgrade, downgrade or remove" % (action,))
+        raise SolutionError("action %s: choose add, upgrade, downgrade or remove" % (yamlio.excerpt(action),))
     new[name] = version
     return new
 
@@ -325,7 +326,7 @@ def render_solution(env, summary, prefix, available, namespace=None):
                 parsed = parse_image_ref(c.get("image"))
                 if parsed is None:
                     raise SolutionError(
-                        "%s %s: image %r is not NAME:TAG" % (kind, doc["metadata"]["name"], c.get("image"))
+                        "%s %s: image %s is not NAME:TAG" % (kind, doc["metadata"]["name"], yamlio.excerpt(c.get("image")))
                     )
                 is_operator = c["image"] == op_ref
                 c["image"] = image_ref(prefix, name, version, parsed[0], parsed[1])

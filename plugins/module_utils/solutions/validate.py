@@ -17,9 +17,10 @@ import json
 import posixpath
 import re
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio, yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common import images as image_refs
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import HashingWriter
+from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import (
     _DIGEST,
     CLUSTER_SCOPED_REFUSED,
@@ -38,6 +39,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive 
     MAX_JSON_BYTES,
     MAX_MANIFEST_BYTES,
     MAX_OPERATOR_FILE_BYTES,
+    MAX_PROBLEMS_SHOWN,
     MAX_SUMS_BYTES,
     OCI_LAYOUT_VERSION,
     OPERATOR_DIR,
@@ -55,15 +57,8 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive 
     open_archive,
     parse_sums,
     require,
-    yaml,
+    shown,
 )
-
-
-def _yaml_error(exc):
-    mark = getattr(exc, "problem_mark", None)
-    where = " (line %d, column %d)" % (mark.line + 1, mark.column + 1) if mark is not None else ""
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return "not valid YAML%s: %s" % (where, problem)
 
 
 def _schema_path(error):
@@ -82,13 +77,16 @@ def check_manifest_data(data):
     problems = []
     for err in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]):
         if err.validator == "pattern":
-            msg = "%r does not match %s" % (err.instance, err.validator_value)
+            msg = "%s does not match %s" % (excerpt(err.instance), err.validator_value)
         elif err.validator == "const":
-            msg = "must be %r, got %r" % (err.validator_value, err.instance)
+            msg = "must be %r, got %s" % (err.validator_value, excerpt(err.instance))
         elif err.validator == "additionalProperties":
-            msg = err.message.replace("Additional properties are not allowed", "unknown field(s)")
+            extra = sorted(str(k) for k in err.instance if k not in (err.schema.get("properties") or {}))
+            msg = "unknown field(s) %s" % excerpt(", ".join(extra), 200)
+        elif err.validator == "type":
+            msg = "%s is not of type %r" % (excerpt(err.instance), err.validator_value)
         else:
-            msg = err.message
+            msg = err.message if len(err.message) <= 200 else err.message[:197] + "..."
         problems.append("%s: %s" % (_schema_path(err), msg))
     if problems:
         return problems
@@ -104,7 +102,23 @@ def check_manifest_data(data):
         problems.append(
             "spec.operator.image: %s:%s is not listed in spec.images; list it there too" % (op["name"], op["tag"])
         )
+    try:  # what becomes a path: <name>-<version>, images/<name>/<tag>, <name>_<tag>.oci.tar
+        fileio.safe_name("%s-%s" % (data["metadata"]["name"], spec["version"]), "solution name and version")
+        for img in spec["images"]:
+            for part in img["name"].split("/") + [img["tag"]]:
+                fileio.safe_name(part, "image name or tag")
+    except fileio.PathEscapeError as exc:
+        problems.append("%s" % exc)
     return problems
+
+
+def _dig(obj, *keys):
+    """``obj[k1][k2]...`` when every level is a mapping; else None."""
+    for key in keys:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
 
 
 def parse_image_ref(ref):
@@ -120,15 +134,17 @@ def parse_image_ref(ref):
 
 
 def pod_spec_of(obj):
-    kind = obj.get("kind")
-    spec = obj.get("spec") or {}
+    """The pod spec of a workload object (a mapping), or None (also when a level is not a mapping)."""
+    kind = _dig(obj, "kind")
     if kind == "Pod":
-        return spec
-    if kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"):
-        return ((spec.get("template") or {}).get("spec")) or {}
-    if kind == "CronJob":
-        return ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec")) or {}
-    return None
+        pod = _dig(obj, "spec")
+    elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"):
+        pod = _dig(obj, "spec", "template", "spec")
+    elif kind == "CronJob":
+        pod = _dig(obj, "spec", "jobTemplate", "spec", "template", "spec")
+    else:
+        return None
+    return pod if isinstance(pod, dict) else {}
 
 
 def containers_of(obj):
@@ -137,7 +153,8 @@ def containers_of(obj):
         return []
     out = []
     for key in ("initContainers", "containers"):
-        for c in pod.get(key) or []:
+        listed = pod.get(key)
+        for c in listed if isinstance(listed, list) else []:
             if isinstance(c, dict):
                 out.append(c)
     return out
@@ -158,7 +175,7 @@ class _ArchiveFiles:
         self.cache = {}  # path -> bytes (small files read)
 
     def bad(self, path, message):
-        self.problems.append("%s: %s" % (path, message))
+        self.problems.append("%s: %s" % (shown(path), message))
 
     # -- structure ---------------------------------------------------------------------
     def structure(self):
@@ -180,18 +197,21 @@ class _ArchiveFiles:
             seen.add(path)
             if e.kind == "symlink":
                 if _link_escapes(path, e.target or ""):
-                    self.bad(path, "symlink to %r escapes the archive root" % e.target)
+                    self.bad(path, "symlink to %s escapes the archive root" % excerpt(e.target))
                 else:
                     self.bad(path, "symlinks are not allowed in a solution archive; store a regular file")
                 continue
             if e.kind == "hardlink":
                 if _link_escapes(path, e.target or "", hard=True):
-                    self.bad(path, "hard link to %r escapes the archive root" % e.target)
+                    self.bad(path, "hard link to %s escapes the archive root" % excerpt(e.target))
                 else:
                     self.bad(path, "hard links are not allowed in a solution archive; store a regular file")
                 continue
             if e.kind == "other":
                 self.bad(path, "devices, FIFOs and other special files are not allowed")
+                continue
+            if e.kind == "sparse":
+                self.bad(path, "sparse files are not allowed in a solution archive; store a regular file")
                 continue
             top = path.split("/", 1)[0]
             if top not in TOP_LEVEL:
@@ -245,13 +265,10 @@ class _ManifestChecks:
         raw = self.read(MANIFEST, MAX_MANIFEST_BYTES)
         if raw is None:
             return None
-        try:
-            data = yaml.safe_load(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            self.bad(MANIFEST, "not UTF-8 text")
-            return None
-        except yaml.YAMLError as exc:
-            self.bad(MANIFEST, _yaml_error(exc))
+        try:  # bounded, and no aliases: the manifest is read before its signature is checked
+            data = yamlio.load(raw, MANIFEST, max_bytes=MAX_MANIFEST_BYTES, max_aliases=0)
+        except yamlio.YamlInputError as exc:
+            self.problems.append(str(exc))
             return None
         problems = check_manifest_data(data)
         for p in problems:
@@ -327,7 +344,10 @@ class _ImageChecks:
         try:
             return json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
-            self.bad(path, "not valid JSON: %s" % exc)
+            self.bad(path, "not valid JSON: %s" % excerpt(str(exc), 200))
+            return None
+        except RecursionError:
+            self.bad(path, "not valid JSON: nested too deeply")
             return None
 
     def blob(self, root, desc, where, allowed_types):
@@ -337,14 +357,14 @@ class _ImageChecks:
             return None
         mt, digest, size = desc.get("mediaType"), desc.get("digest"), desc.get("size")
         if allowed_types is not None and mt not in allowed_types:
-            self.bad(where[0], "%s: mediaType %r is not one of %s" % (where[1], mt, ", ".join(allowed_types)))
+            self.bad(where[0], "%s: mediaType %s is not one of %s" % (where[1], excerpt(mt), ", ".join(allowed_types)))
             return None
         m = _DIGEST.match(digest) if isinstance(digest, str) else None
         if not m:
-            self.bad(where[0], "%s: digest %r is not sha256:<64 hex>" % (where[1], digest))
+            self.bad(where[0], "%s: digest %s is not sha256:<64 hex>" % (where[1], excerpt(digest)))
             return None
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-            self.bad(where[0], "%s: size %r is not a non-negative integer" % (where[1], size))
+            self.bad(where[0], "%s: size %s is not a non-negative integer" % (where[1], excerpt(size)))
             return None
         path = "%s/blobs/sha256/%s" % (root, m.group(1))
         if path not in self.files:
@@ -480,16 +500,13 @@ class _OperatorChecks:
             raw = self.read(path, MAX_OPERATOR_FILE_BYTES)
             if raw is None:
                 continue
-            try:
-                loaded = [d for d in yaml.safe_load_all(raw.decode("utf-8")) if d is not None]
-            except UnicodeDecodeError:
-                self.bad(path, "not UTF-8 text")
-                continue
-            except yaml.YAMLError as exc:
-                self.bad(path, _yaml_error(exc))
+            try:  # Kubernetes YAML may use anchors: bounded by the expanded-size budget
+                loaded = yamlio.load(raw, path, multi=True, max_bytes=MAX_OPERATOR_FILE_BYTES, max_nodes=500000)
+            except yamlio.YamlInputError as exc:
+                self.problems.append(str(exc))
                 continue
             for n, doc in enumerate(loaded):
-                where = "%s: document %d" % (path, n + 1)
+                where = "%s: document %d" % (shown(path), n + 1)
                 if not isinstance(doc, dict):
                     self.problems.append("%s: must be a Kubernetes object (a mapping)" % where)
                     continue
@@ -499,6 +516,9 @@ class _OperatorChecks:
                     missing.append("metadata.name")
                 if missing:
                     self.problems.append("%s: missing %s" % (where, ", ".join(missing)))
+                    continue
+                if len(doc["kind"]) > 253 or len(name) > 253:
+                    self.problems.append("%s: kind or metadata.name longer than 253 characters" % where)
                     continue
                 if doc["kind"] in CLUSTER_SCOPED_REFUSED:
                     self.problems.append("%s: cluster-scoped %s objects are not allowed in operator manifests"
@@ -516,15 +536,15 @@ class _OperatorChecks:
             for c in containers_of(doc):
                 ref = c.get("image")
                 parsed = parse_image_ref(ref)
-                where = "%s: document %d (%s %s), container %r" % (
-                    path, n, doc["kind"], doc["metadata"]["name"], c.get("name"))
+                where = "%s: document %d (%s %s), container %s" % (
+                    shown(path), n, doc["kind"], doc["metadata"]["name"], excerpt(c.get("name")))
                 if parsed is None:
                     self.problems.append(
-                        "%s: image %r must be written NAME:TAG with no registry "
-                        "(the repository is set when the archive is imported)" % (where, ref))
+                        "%s: image %s must be written NAME:TAG with no registry "
+                        "(the repository is set when the archive is imported)" % (where, excerpt(ref)))
                 elif parsed not in listed:
                     self.problems.append(
-                        "%s: image %s is not listed in manifest.yaml spec.images" % (where, ref))
+                        "%s: image %s is not listed in manifest.yaml spec.images" % (where, shown(ref)))
                 elif parsed == (op["name"], op["tag"]):
                     used_operator = True
         if docs and not used_operator:
@@ -562,9 +582,12 @@ def validate_archive(path, pubkey_path=None, require_signature=False):
     finally:
         reader.close()
     if v.problems:
+        listed = ["%s: %s" % (path, p) for p in v.problems[:MAX_PROBLEMS_SHOWN]]
+        if len(v.problems) > MAX_PROBLEMS_SHOWN:
+            listed.append("%s: %d more problems not shown" % (path, len(v.problems) - MAX_PROBLEMS_SHOWN))
         raise SolutionError(
             "%s: invalid solution archive (%d problem%s)" % (path, len(v.problems), "" if len(v.problems) == 1 else "s"),
-            ["%s: %s" % (path, p) for p in v.problems],
+            listed,
         )
     meta = manifest["metadata"]
     spec = manifest["spec"]

@@ -6,7 +6,8 @@
 or a tar (by the output name), writing SHA256SUMS and, with ``--key``, an Ed25519 signature.
 ``validate ARCHIVE [--pubkey KEY]`` checks layout, manifest, checksums, signature, images and
 operator manifests and prints one line per problem, each with its path in the archive;
-exit code 1 when anything is wrong.
+exit code 1 when anything is wrong. ``keygen PRIVATE PUBLIC`` writes a key pair all or nothing,
+never over an existing file and never both keys to one file.
 """
 
 from __future__ import annotations

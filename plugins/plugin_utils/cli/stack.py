@@ -1,6 +1,12 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""PRIVATE to mooring.cluster: ``mooring stack version|export``."""
+"""PRIVATE to mooring.cluster: ``mooring stack version|export``.
+
+Both commands look at every stack before they write anything: ``version`` plans every stack
+and writes only when none has a problem (each stack's files all or nothing); ``export``
+checks every stack (versions, add-ons, node image, chart) before helm runs, renders every
+stack before it writes, and writes the output directory all or nothing.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +18,19 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common.errors impo
 # The backend (infra/stacks.py, PyYAML, the catalog) is imported by the command that runs.
 
 
+def _rel(path):
+    """``path`` relative to the working directory, as a message shows it (a name that is not
+    printable UTF-8 as the repr of its bytes)."""
+    from ansible_collections.mooring.cluster.plugins.module_utils.infra.stacks import shown
+
+    return shown(os.path.relpath(path))
+
+
 def _version(args):
     from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks
 
     problems = []
+    plans = []
     for path in stacks.find_stacks(args.path):
         try:
             st = stacks.Stack(path)
@@ -25,15 +40,18 @@ def _version(args):
             continue
         for reason in plan["reasons"]:
             sys.stdout.write(reason + "\n")
-        if args.check:
+        plans.append((st, plan))
+    if args.check:
+        for st, plan in plans:
             if stacks.unrecorded(plan):
                 problems.append("%s: a version bump is due but not recorded; run 'mooring stack version %s' "
                                 "and commit the files it writes (%s)"
-                                % (st.name, os.path.relpath(st.path), ", ".join(
-                                    sorted(os.path.relpath(p, st.path) for p in plan["edits"]) + ["release.yaml"])))
-            continue
-        for written in stacks.apply_versions(plan):
-            sys.stdout.write("wrote %s\n" % os.path.relpath(written))
+                                % (st.name, _rel(st.path), ", ".join(
+                                    sorted(stacks.shown(os.path.relpath(p, st.path)) for p in plan["edits"]) + ["release.yaml"])))
+    elif not problems:  # a stack with a problem: nothing is written, for any stack
+        for _st, plan in plans:
+            for written in stacks.apply_versions(plan):
+                sys.stdout.write("wrote %s\n" % _rel(written))
     if problems:
         raise stacks.StackError("stack versions", problems)
     return 0
@@ -43,22 +61,36 @@ def _export(args):
     from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
 
+    stacks.check_export_output(args.output)
     catalog = load_catalog(overlays=args.catalog_overlay or ())
     paths = stacks.find_stacks(args.path)
-    rendered = []
-    for path in paths:  # every stack renders before anything is written
-        st = stacks.Stack(path)
-        rendered.append((st, stacks.render_export(st, catalog, args.helm)))
-    for st, export in rendered:
+    problems, prepared, names = [], [], {}
+    for path in paths:  # every check that needs no helm, for every stack, before helm runs
+        try:
+            st = stacks.Stack(path)
+            prepared.append((st, stacks.prepare_export(st, catalog)))
+        except MooringError as exc:
+            problems.extend(exc.problems)
+            continue
+        if st.name in names:
+            problems.append("%s and %s are both the stack %s; the export writes one directory per stack name"
+                            % (stacks.shown(names[st.name]), stacks.shown(st.path), st.name))
+        names.setdefault(st.name, st.path)
+    if problems:
+        raise stacks.StackError("stack export", problems)
+    rendered = [(st, stacks.render_export(st, catalog, args.helm, prep)) for st, prep in prepared]
+    for _st, export in rendered:
         for warning in export.warnings:
             sys.stderr.write("warning: %s\n" % warning)
-        out = args.output if len(paths) == 1 else os.path.join(args.output, st.name)
-        written = stacks.write_rendered(export, out)
-        sys.stdout.write("%s %s: %s\n" % (st.name, export.versions["clusterStack"],
-                                          ", ".join("%s/%s" % (o.get("kind"), (o.get("metadata") or {}).get("name"))
-                                                    for o in export.objects)))
-        for w in written:
-            sys.stdout.write("wrote %s\n" % w)
+    single = len(paths) == 1
+    written = stacks.write_export(args.output, {("" if single else st.name): stacks.export_files(export)
+                                                for st, export in rendered})
+    for st, export in rendered:
+        names = ("%s/%s" % (o.get("kind"), o["metadata"].get("name") if isinstance(o.get("metadata"), dict) else None)
+                 for o in export.objects)
+        sys.stdout.write("%s %s: %s\n" % (st.name, export.versions["clusterStack"], ", ".join(names)))
+    for w in written:
+        sys.stdout.write("wrote %s\n" % stacks.shown(w))
     return 0
 
 

@@ -373,7 +373,7 @@ def m_operator_cluster_scoped(src, k):
 
 CASES = [
     ("missing-manifest", m_missing_manifest, {}, ["manifest.yaml: missing"]),
-    ("manifest-not-yaml", m_manifest_not_yaml, {}, ["manifest.yaml: not valid YAML"]),
+    ("manifest-not-yaml", m_manifest_not_yaml, {}, ["manifest.yaml", "not valid YAML"]),
     ("manifest-not-mapping", m_manifest_list, {}, ["manifest.yaml: (document): must be a mapping"]),
     ("manifest-api-version", m_api_version, {}, ["manifest.yaml: apiVersion: must be"]),
     ("manifest-bad-name", m_bad_name, {}, ["manifest.yaml: metadata.name: 'Example_App' does not match"]),
@@ -418,7 +418,7 @@ CASES = [
     ("operator-missing", m_no_operator, {}, ["operator/deploy: missing"]),
     ("operator-unlisted-image", m_operator_unlisted_image, {}, ["container 'operator': image busybox:1.36 is not listed"]),
     ("operator-registry-image", m_operator_registry, {}, ["'docker.io/library/example-operator:1.0.0' must be written NAME:TAG"]),
-    ("operator-bad-yaml", m_operator_bad_yaml, {}, ["operator/deploy/rbac.yaml: not valid YAML"]),
+    ("operator-bad-yaml", m_operator_bad_yaml, {}, ["operator/deploy/rbac.yaml", "not valid YAML"]),
     ("operator-no-kind", m_operator_no_kind, {}, ["operator/deploy/crd.yaml: document 1: missing kind"]),
     ("operator-no-deployment", m_operator_no_deployment, {}, ["operator/deploy: no Deployment found"]),
     ("operator-stray-file", m_operator_stray, {}, ["operator/README.md: unexpected file"]),
