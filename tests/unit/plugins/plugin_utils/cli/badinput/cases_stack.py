@@ -324,7 +324,7 @@ def _export_cases():
         Case("stack-export-ours-values-int-keys", ["stack", "export", "{work}/" + M, "-o", "{work}/out"] + must_not_run,
              setup=lambda w: (_ours(put("cluster-addon/values.yaml", "1: {a: b}\ncalico: {}\n"))(w), _recorded(w, M),
                               _helm(w, HELM_MUST_NOT_RUN)),
-             stderr=r"cluster-addon/values.yaml: '1' not in the installer spec"),
+             stderr=r"cluster-addon/values.yaml: 1 not in the installer spec"),
         Case("stack-export-ours-values-not-mapping", ["stack", "export", "{work}/" + M, "-o", "{work}/out"] + must_not_run,
              setup=lambda w: (_ours(put("cluster-addon/values.yaml", "calico: [1, 2]\n"))(w), _recorded(w, M),
                               _helm(w, HELM_MUST_NOT_RUN)),
