@@ -133,10 +133,10 @@ class StackError(MooringError):
     """A cluster stack is malformed, out of date or cannot be exported; nothing was written."""
 
 
-
 def _plain(text, limit=200):
     """``text`` as a message shows a list of names: unquoted, cut to ``limit`` characters."""
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
 
 def shown(text):
     """A file name or path as a message shows it: as it is when printable UTF-8, else the repr
