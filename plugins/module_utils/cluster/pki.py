@@ -50,7 +50,9 @@ try:
 except ImportError as _exc:  # pragma: no cover - exercised by sanity's import test only
     HAS_CRYPTOGRAPHY = False
     CRYPTOGRAPHY_IMPORT_ERROR = _exc
-    UnsupportedAlgorithm = ValueError
+
+    class UnsupportedAlgorithm(Exception):  # noqa: N818 - cryptography's name, for the except clauses
+        """Stands in for cryptography's exception when the library is missing."""
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError

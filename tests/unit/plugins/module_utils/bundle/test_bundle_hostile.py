@@ -168,7 +168,7 @@ def zero_bomb_tgz(path, member="bin/containerd", size=1 << 30):
     with open(path, "wb") as out:
         out.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff")
         out.write(raw.compress(header) + raw.flush(zlib.Z_FULL_FLUSH))
-        for _ in range(size // len(chunk)):
+        for _count in range(size // len(chunk)):
             block = block or raw.compress(chunk) + raw.flush(zlib.Z_FULL_FLUSH)
             out.write(block)
             crc = zlib.crc32(chunk, crc)

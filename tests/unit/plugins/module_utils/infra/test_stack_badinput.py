@@ -198,7 +198,7 @@ def test_export_stages_a_new_directory_and_renames_it(tmp_path, monkeypatch):
     assert sorted(os.listdir(str(tmp_path))) == ["out"]  # no staging directory left
     assert oct(os.stat(str(out)).st_mode & 0o777) == oct(0o777 & ~_umask())
     real = os.rename
-    monkeypatch.setattr(os, "rename", lambda a, b: (_ for _ in ()).throw(OSError(5, "I/O error", b)))
+    monkeypatch.setattr(os, "rename", lambda a, b: (_x for _x in ()).throw(OSError(5, "I/O error", b)))
     with pytest.raises(OSError):
         s.write_export(str(tmp_path / "out2"), {"": {"x.yaml": "1\n"}})
     monkeypatch.setattr(os, "rename", real)

@@ -45,7 +45,7 @@ def gzip_zeros(out, size, piece=64 << 20):
     gzip reader reads as one stream), so a GiB costs a fraction of a second to make."""
     c = zlib.compressobj(9, zlib.DEFLATED, 31)
     block = c.compress(bytes(piece)) + c.flush()
-    for _ in range(size // piece):
+    for _count in range(size // piece):
         out.write(block)
 
 
@@ -131,8 +131,8 @@ def test_plain_tar_cut_inside_a_header_is_refused(src, tmp_path):
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda p: os.mkfifo(p), "not a regular file (a FIFO, device or socket)"),
-    (lambda p: os.mkdir(p), "is a directory, not an archive file"),
+    (os.mkfifo, "not a regular file (a FIFO, device or socket)"),
+    (os.mkdir, "is a directory, not an archive file"),
 ])
 def test_special_archive_paths_are_refused_without_reading(make, message, tmp_path):
     path = str(tmp_path / "a.tar")

@@ -81,7 +81,7 @@ def zero_bomb_tgz(member="bin/containerd", size=1 << 30):
     parts = [raw.compress(header) + raw.flush(zlib.Z_FULL_FLUSH)]
     block = raw.compress(chunk) + raw.flush(zlib.Z_FULL_FLUSH)
     crc = zlib.crc32(header)
-    for _ in range(size // len(chunk)):
+    for _count in range(size // len(chunk)):
         crc = zlib.crc32(chunk, crc)
     parts.append(block * (size // len(chunk)))
     tail = bytes(2 * tarfile.BLOCKSIZE)

@@ -126,11 +126,11 @@ def _socket(d, name):
 
 
 def _garbage(n=600, seed=7):
-    return bytes(random.Random(seed).getrandbits(8) for _ in range(n))
+    return bytes(random.Random(seed).getrandbits(8) for _i in range(n))
 
 
-def gen_case(id, change, stderr, argv=GENERATE, **kwargs):
-    return Case("pki-" + id, argv, files={"req.yml": REQUEST}, setup=broken(change, **kwargs), stderr=stderr)
+def gen_case(id, change, stderr, argv=None, **kwargs):
+    return Case("pki-" + id, GENERATE if argv is None else argv, files={"req.yml": REQUEST}, setup=broken(change, **kwargs), stderr=stderr)
 
 
 CASES = [
