@@ -36,7 +36,7 @@ import tarfile
 import tempfile
 import time
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import CHUNK, HashingReader, HashingWriter
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
@@ -90,12 +90,12 @@ def _reason(exc):
 def _regular_file(path, what, error=BundleError):
     """Refuse, without opening it, a path that is missing or is not a regular file."""
     try:
-        st = os.stat(path)
+        kind = fileio.file_kind(path)[1]
     except OSError as exc:
         raise error("%s %s: cannot read it (%s)" % (what, path, exc.strerror or exc)) from None
-    if stat.S_ISDIR(st.st_mode):
+    if kind == "directory":
         raise error("%s %s: is a directory, not a file" % (what, path))
-    if not stat.S_ISREG(st.st_mode):
+    if kind == "special":
         raise error("%s %s: not a regular file" % (what, path))
 
 

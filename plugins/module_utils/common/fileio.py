@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import PathEscapeError  # noqa: F401 - re-exported
@@ -28,6 +29,15 @@ def safe_name(value, what):
         raise PathEscapeError("%s %s is not a safe name (letters, digits and . _ - + ~ : @; no '/' or '..')"
                               % (what, shown if len(shown) <= 80 else shown[:77] + "..."))
     return value
+
+
+def file_kind(path):
+    """``(os.stat result, kind)`` of ``path`` without opening it (a FIFO would block a reader):
+    kind is ``"file"``, ``"directory"`` or ``"special"``. A path that cannot be stat-ed raises its OSError."""
+    st = os.stat(path)
+    if stat.S_ISREG(st.st_mode):
+        return st, "file"
+    return st, "directory" if stat.S_ISDIR(st.st_mode) else "special"
 
 
 def under_root(root, *parts):

@@ -38,7 +38,7 @@ import stat
 import tarfile
 import zlib
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
@@ -575,12 +575,12 @@ def parse_sums(text):
 def _key_file(path, what):
     """Refuse a key path that is not a small regular file before anything reads it (a FIFO would block)."""
     try:
-        st = os.stat(path)
+        st, kind = fileio.file_kind(path)
     except OSError as exc:
         raise SolutionError("%s: cannot load the Ed25519 %s key: %s" % (path, what, exc.strerror or exc)) from None
-    if stat.S_ISDIR(st.st_mode):
+    if kind == "directory":
         raise SolutionError("%s: is a directory, not an Ed25519 %s key file" % (path, what))
-    if not stat.S_ISREG(st.st_mode):
+    if kind == "special":
         raise SolutionError("%s: not a regular file; give the Ed25519 %s key file (PEM)" % (path, what))
     if st.st_size > MAX_KEY_BYTES:
         raise SolutionError("%s: %d bytes, too large for an Ed25519 %s key (PEM)" % (path, st.st_size, what))
