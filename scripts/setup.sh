@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Set up a development/CI environment for mooring.cluster from a fresh machine:
-#   - .venv/ with every Python requirement (requirements.txt, ranges in one place)
+#   - .venv/ with every Python requirement (tests/requirements.txt: the runtime list
+#     requirements.txt, the optional requirements-openstack.txt, test and lint tools)
 #   - the collection importable as ansible_collections.mooring.cluster from .venv
 #     (a symlink under .work/collections plus a .pth file), so that
 #     `.venv/bin/ansible-playbook mooring.cluster.<playbook>` and `.venv/bin/mooring` work.
-# Idempotent: a re-run only installs what changed in requirements.txt.
+# Idempotent: a re-run only installs when one of those lists changed.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -19,10 +20,10 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 
 stamp="$VENV/.requirements.sha256"
-want=$(sha256sum requirements.txt | cut -d' ' -f1)
+want=$(cat requirements.txt requirements-openstack.txt tests/requirements.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: installing Python requirements (requirements.txt)"
-  "$VENV/bin/pip" install --disable-pip-version-check -q -r requirements.txt
+  echo "setup: installing Python requirements (tests/requirements.txt)"
+  "$VENV/bin/pip" install --disable-pip-version-check -q -r tests/requirements.txt
   echo "$want" > "$stamp"
 fi
 
