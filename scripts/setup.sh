@@ -33,12 +33,9 @@ ln -sfn "$ROOT" "$WORK/collections/ansible_collections/mooring/cluster"
 site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo "$WORK/collections" > "$site/mooring_cluster_dev.pth"
 
-# The `mooring` CLI.
-cat > "$VENV/bin/mooring" <<PY
-#!$VENV/bin/python
-import sys
-from ansible_collections.mooring.cluster.plugins.plugin_utils.cli.main import main
-sys.exit(main())
-PY
-chmod 0755 "$VENV/bin/mooring"
+# The `mooring` CLI: the launcher tarball users get from the same playbook.
+if [ ! -x "$VENV/bin/mooring" ] || ! grep -q "mooring.cluster.cli" "$VENV/bin/mooring"; then
+  ANSIBLE_CONFIG="$ROOT/ansible.cfg" "$VENV/bin/ansible-playbook" mooring.cluster.cli -e cli_dest="$VENV/bin/mooring" \
+    < /dev/null > "$WORK/setup-cli.log" 2>&1 || { cat "$WORK/setup-cli.log" >&2; exit 1; }
+fi
 echo "setup: ready (.venv/bin/mooring, .venv/bin/ansible-playbook mooring.cluster.<playbook>)"

@@ -3,8 +3,11 @@
 #   lint        ruff, yamllint, ansible-lint (production profile, no skip list)
 #   unit        pytest tests/unit (exit 5 "no tests collected" is a failure)
 #   sanity      ansible-test sanity on a copy placed at ansible_collections/mooring/cluster
+#   package     the built tarball as a user gets it (tests/tarball/run.sh): clean venv from its
+#               requirements.txt, ansible-doc of every plugin and role, resolve, the CLI and
+#               preflight from an unrelated directory
 #   integration every molecule scenario (or the one named) on the lab, see scripts/integration.sh
-# Usage: scripts/test.sh all|fast|lint|unit|sanity|integration [SCENARIO]
+# Usage: scripts/test.sh all|fast|lint|unit|sanity|package|integration [SCENARIO]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -61,6 +64,10 @@ run_sanity() {
   (cd "$dest" && ansible-test sanity --venv --python 3.11 --color no)
 }
 
+run_package() {
+  tests/tarball/run.sh
+}
+
 run_integration() {
   scripts/integration.sh "$@"
 }
@@ -71,14 +78,16 @@ case "$what" in
   lint) stage lint run_lint ;;
   unit) stage unit run_unit ;;
   sanity) stage sanity run_sanity ;;
+  package) stage package run_package ;;
   fast) stage lint run_lint; stage unit run_unit ;;
   integration) stage integration run_integration "$@" ;;
   all)
     stage lint run_lint
     stage unit run_unit
     stage sanity run_sanity
+    stage package run_package
     stage integration run_integration
     ;;
-  *) echo "usage: $0 all|fast|lint|unit|sanity|integration [SCENARIO]" >&2; exit 2 ;;
+  *) echo "usage: $0 all|fast|lint|unit|sanity|package|integration [SCENARIO]" >&2; exit 2 ;;
 esac
 echo "::: timings: ${TIMINGS[*]}"

@@ -21,7 +21,7 @@ class ActionModule(MooringAction):
 
     def act(self, args, task_vars):
         if args["src"]:
-            installer = read_installer(path=self._find_needle("files", args["src"]))
+            installer = read_installer(path=self.controller_file(args["src"]))
         else:
             installer = read_installer(args["definition"])
         result = dict(hash=installer.hash, spec_digest=installer.digest, source=installer.source,

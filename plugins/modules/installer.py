@@ -21,7 +21,9 @@ author:
 options:
   src:
     description:
-      - Path of the installer YAML on the controller. Relative paths are looked up like other files.
+      - Path of the installer YAML on the controller. A relative path is taken from the directory
+        C(ansible-playbook) runs in; only if no such file exists is it searched in the role's and
+        playbook's C(files/) directories.
       - Mutually exclusive with O(definition); one of the two is required.
     type: path
   definition:

@@ -101,6 +101,19 @@ class MooringAction(ActionBase):
     def act(self, args, task_vars):
         raise NotImplementedError
 
+    def controller_file(self, path):
+        """A file the user named on the controller, as an absolute path.
+
+        A relative path is taken from the directory the run started in, as every other path
+        these plugins take (lock, bundle, overlay, output), so that
+        ``ansible-playbook mooring.cluster.resolve -e installer_src=installer.yaml`` reads the
+        user's own file and not one beside the collection's playbook. Only when no such file
+        exists does Ansible's search (the role's and the playbook's ``files/``) apply.
+        """
+        if os.path.isabs(path) or os.path.exists(path):
+            return os.path.abspath(path)
+        return self._find_needle("files", path)
+
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         args = self.validate_argument_spec(

@@ -55,7 +55,7 @@ except ImportError as _exc:  # pragma: no cover - exercised by sanity's import t
         """Stands in for cryptography's exception when the library is missing."""
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
 
 
@@ -736,8 +736,7 @@ def plan_pki(path, request, now=None, force=(), new_ca=(), reissue_broken=False)
     are a :class:`PKIError` (:func:`check_tree`).
     """
     if not HAS_CRYPTOGRAPHY:
-        raise PKIError("the Python library 'cryptography' is required on the controller: %s"
-                       % CRYPTOGRAPHY_IMPORT_ERROR)
+        raise missing_library("cryptography", "for the PKI", CRYPTOGRAPHY_IMPORT_ERROR, PKIError)
     spec = normalize(request)
     now = now or datetime.datetime.now(datetime.timezone.utc)
     force = _names(force, "force")
@@ -1072,8 +1071,7 @@ def pki_status(path, request=None, days=None, now=None):
     service-account key pair); ``due`` lists every entry that is not ``ok``/``no-expiry``.
     Reads only; links and special files inside ``path`` are a :class:`PKIError`."""
     if not HAS_CRYPTOGRAPHY:
-        raise PKIError("the Python library 'cryptography' is required on the controller: %s"
-                       % CRYPTOGRAPHY_IMPORT_ERROR)
+        raise missing_library("cryptography", "for the PKI", CRYPTOGRAPHY_IMPORT_ERROR, PKIError)
     path = _existing_dir(path)
     if not os.access(path, os.R_OK | os.X_OK):
         raise PKIError("path: %s is not readable" % _shown(path))

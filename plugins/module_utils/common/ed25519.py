@@ -19,7 +19,7 @@ import hashlib
 import os
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
 
 SIGNATURE_SIZE = 64
 _SPKI_PREFIX = bytes.fromhex("302a300506032b6570032100")
@@ -158,8 +158,7 @@ def cryptography_error():
 def _crypto():
     error = cryptography_error()
     if error is not None:
-        raise KeyFileError("signing needs the Python 'cryptography' library on the controller "
-                           "(pip install cryptography): %s" % error)
+        raise missing_library("cryptography", "for signing", error, KeyFileError)
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     return serialization, Ed25519PrivateKey

@@ -45,3 +45,14 @@ class CatalogError(MooringError):
 
 class ResolveError(MooringError):
     """Versions could not be resolved or are not compatible with each other."""
+
+
+def missing_library(package, purpose, error, cls=MooringError):
+    """The error for a Python library the controller lacks: names the pip package to install.
+
+    ``package`` is the name on PyPI (``requirements.txt`` of this collection lists every one),
+    ``purpose`` what needs it ("to validate installer specs"), ``error`` the ImportError seen.
+    """
+    return cls("the Python library %s is required %s and is not installed on the controller (%s): "
+               "pip install '%s', or pip install -r requirements.txt from the mooring.cluster collection"
+               % (package, purpose, error, package))

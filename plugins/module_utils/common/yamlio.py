@@ -31,7 +31,7 @@ import errno
 import os
 import stat
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
 
 try:
     import yaml
@@ -191,7 +191,7 @@ def _plain_loader():
 
 def _require_yaml():
     if not HAS_YAML:
-        raise YamlInputError("PyYAML is required (pip install PyYAML): %s" % YAML_IMPORT_ERROR)
+        raise missing_library("PyYAML", "to read YAML", YAML_IMPORT_ERROR, YamlInputError)
 
 
 def _loader_for(text, name, loader, max_depth, max_nodes, max_aliases):

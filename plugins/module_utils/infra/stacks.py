@@ -83,7 +83,7 @@ except ImportError as _exc:  # pragma: no cover - PyYAML comes with ansible-core
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio, yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import canonical_json, sha256_file
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
 
 METADATA_API_VERSION = "metadata.clusterstack.x-k8s.io/v1alpha1"
@@ -340,7 +340,7 @@ def set_yaml_scalar(text, keys, value):
 def _load_yaml(path, what, max_aliases=0):
     """A stack's YAML file through yamlio: UTF-8, bounded; ``max_aliases`` 0 where the format has no anchors."""
     if not HAS_YAML:  # pragma: no cover
-        raise StackError("the Python library PyYAML is required: %s" % YAML_IMPORT_ERROR)
+        raise missing_library("PyYAML", "for cluster stacks", YAML_IMPORT_ERROR, StackError)
     try:
         return yamlio.load_file(path, max_aliases=max_aliases)
     except FileNotFoundError:

@@ -25,7 +25,7 @@ except ImportError as _yaml_exc:  # a controller requirement; the import guard k
     YAML_IMPORT_ERROR = _yaml_exc
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio, yamlio
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import CatalogError, ResolveError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import CatalogError, ResolveError, missing_library
 
 try:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -266,9 +266,9 @@ class Catalog(object):
 def load_catalog(catalog_dir=None, overlays=()):
     """Load the catalog directory, then apply each overlay (a file or a directory) in order."""
     if not HAS_PACKAGING:  # pragma: no cover
-        raise CatalogError("the Python library 'packaging' is required: %s" % PACKAGING_IMPORT_ERROR)
+        raise missing_library("packaging", "to read the catalog", PACKAGING_IMPORT_ERROR, CatalogError)
     if not HAS_YAML:  # pragma: no cover
-        raise CatalogError("the Python library 'PyYAML' is required: %s" % YAML_IMPORT_ERROR)
+        raise missing_library("PyYAML", "to read the catalog", YAML_IMPORT_ERROR, CatalogError)
     catalog_dir = catalog_dir or default_catalog_dir()
     addons = {}
     sources = []

@@ -36,7 +36,7 @@ except ImportError as _yaml_exc:  # a controller requirement; the import guard k
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import control_plane_packages
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import canonical_json
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import PathEscapeError, safe_name
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import (
     ARTIFACT_KINDS,
@@ -117,7 +117,7 @@ class _LockDumper(_SafeDumper):
 
 def _require_yaml():
     if not HAS_YAML:
-        raise LockError("the Python library 'PyYAML' is required for lock files: %s" % YAML_IMPORT_ERROR)
+        raise missing_library("PyYAML", "for lock files", YAML_IMPORT_ERROR, LockError)
 
 
 def dump_lock(lock):

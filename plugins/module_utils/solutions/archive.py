@@ -40,7 +40,7 @@ import zlib
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
 
 try:
@@ -210,7 +210,7 @@ class SolutionError(MooringError):
 
 def require(flag, name, error):
     if not flag:
-        raise SolutionError("Python library %s is required for solution archives: %s" % (name, error))
+        raise missing_library(name, "for solution archives", error, SolutionError)
 
 
 # ---------------------------------------------------------------------------------------

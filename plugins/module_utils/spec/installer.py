@@ -19,7 +19,7 @@ import json
 import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import EndpointError, ip_endpoint
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, SpecError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, SpecError, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import (
     KurlHashError,
     kurl_hash_digest,
@@ -304,8 +304,7 @@ def _schema_problem(error):
 
 def _schema_problems(document):
     if not HAS_JSONSCHEMA:  # pragma: no cover
-        raise SpecError("the Python library 'jsonschema' is required to validate installer specs: %s"
-                        % JSONSCHEMA_IMPORT_ERROR)
+        raise missing_library("jsonschema", "to validate installer specs", JSONSCHEMA_IMPORT_ERROR, SpecError)
     validator = jsonschema.Draft202012Validator(SCHEMA)
     problems = []
     for error in sorted(validator.iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.validator)):

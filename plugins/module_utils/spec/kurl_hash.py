@@ -62,7 +62,7 @@ except ImportError as _exc:  # PyYAML is a controller requirement; hosts may lac
     MappingNode = ScalarNode = SequenceNode = None
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.object_hash import (
     UNDEFINED,
     ObjectHashError,
@@ -418,7 +418,7 @@ if HAS_YAML:
 
 def _require_yaml():
     if not HAS_YAML:
-        raise KurlHashError("the Python library PyYAML is required to read YAML: %s" % YAML_IMPORT_ERROR)
+        raise missing_library("PyYAML", "to read YAML", YAML_IMPORT_ERROR, KurlHashError)
 
 
 def load_yaml_1_2(text, name="<installer>"):

@@ -229,3 +229,19 @@ def test_a_real_plugin_fails_with_its_own_message():
     assert info.value.message == "name is required for action import"
     shown = _plugin(module.ActionModule, {"action": "show"}).run(task_vars={})
     assert shown["changed"] is False and shown["imported"] == [] and shown["active"] is None
+
+
+def test_a_relative_controller_file_is_taken_from_the_directory_the_run_started_in(tmp_path, monkeypatch):
+    (tmp_path / "installer.yaml").write_text("x")
+    monkeypatch.chdir(tmp_path)
+    plugin = _plugin(Raising, dict(KUBEADM_CONFIG_ARGS))
+    assert plugin.controller_file("installer.yaml") == str(tmp_path / "installer.yaml")
+    assert plugin.controller_file(str(tmp_path / "installer.yaml")) == str(tmp_path / "installer.yaml")
+
+
+def test_a_missing_relative_controller_file_falls_back_to_ansibles_search(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    plugin = _plugin(Raising, dict(KUBEADM_CONFIG_ARGS))
+    plugin._find_needle = MagicMock(return_value="/role/files/installer.yaml")
+    assert plugin.controller_file("installer.yaml") == "/role/files/installer.yaml"
+    plugin._find_needle.assert_called_once_with("files", "installer.yaml")

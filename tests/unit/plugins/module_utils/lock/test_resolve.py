@@ -48,19 +48,19 @@ def test_read_installer_from_a_path_text_or_mapping_is_the_same_installer():
     from_text = pipeline.read_installer(text)
     from_mapping = pipeline.read_installer(yaml.safe_load(text))
     assert isinstance(from_path, Installer)
-    assert from_path.hash == from_text.hash == from_mapping.hash == "e5bf89a"
+    assert from_path.hash == from_text.hash == from_mapping.hash == "cb7cb94"
     assert from_path.addons == from_text.addons == from_mapping.addons
 
 
 def test_dash_reads_standard_input(monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(example_text()))
-    assert pipeline.read_installer(path="-").hash == "e5bf89a"
+    assert pipeline.read_installer(path="-").hash == "cb7cb94"
 
 
 def test_files_are_read_as_utf8(tmp_path):
     path = tmp_path / "installer.yaml"
     path.write_bytes(("# d\u00e9mo, \u00fcber alles\n" + example_text()).encode("utf-8"))
-    assert pipeline.read_installer(path=str(path)).hash == "e5bf89a"
+    assert pipeline.read_installer(path=str(path)).hash == "cb7cb94"
 
 
 def test_an_unreadable_file_is_the_callers_oserror(tmp_path):
@@ -135,7 +135,7 @@ def test_a_stacks_installer_errors_keep_their_words(tmp_path):
         stacks._load_installer(missing)
     assert info.value.args[0] == "the stack's installer spec is invalid"
     assert info.value.problems and all(p.startswith(missing + ": ") for p in info.value.problems)
-    assert stacks._load_installer(EXAMPLE).hash == "e5bf89a"
+    assert stacks._load_installer(EXAMPLE).hash == "cb7cb94"
 
 
 # --------------------------------------------------------------------------- the three front ends agree

@@ -32,6 +32,7 @@ def real_lock(work):
 
         _REAL["lock"] = resolve(read_installer(path=os.path.join(ROOT, "inventories", "example", "installer.yaml")))
     lock = copy.deepcopy(_REAL["lock"])
+    lock["metadata"]["name"] = "demo"  # the text edits below find the metadata by this line
     for name, addon in lock["addons"].items():
         for art in addon["artifacts"]:
             art["url"] = "file://%s/src/%s/%s" % (work, name, art["dest"])
