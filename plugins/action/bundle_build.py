@@ -9,11 +9,23 @@ import os
 from ansible.utils.display import Display
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as backend
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import sbom
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle.host import bundle_id_of
+from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import load_lock
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
 display = Display()
+
+
+def _digest_or_absent(path):
+    """``sha256:<hex>`` of a regular file (the SBOM is small), else ``absent``."""
+    if not os.path.isfile(path):
+        return "absent"
+    try:
+        return "sha256:%s" % sha256_file(path)[0]
+    except OSError:
+        return "absent"
 
 
 class ActionModule(MooringAction):
@@ -24,12 +36,18 @@ class ActionModule(MooringAction):
             if args.get(name):
                 args[name] = os.path.abspath(args[name])
         before = bundle_id_of(args["dest"])
+        sbom_before = _digest_or_absent(sbom.sbom_path(args["dest"])) if self._task.diff else None
         lock = load_lock(args["lock"])
         result = backend.build_bundle(
             lock, args["dest"], key_path=args["key"], cache_dir=args["cache_dir"], addons=args["addons"],
             distro=args["distro"], progress=lambda text: display.display("bundle_build: %s" % text),
             check_mode=self.check_mode, verify_cache=args["verify_cache"])
         if self._task.diff and result["changed"]:
-            result["diff"] = {"before": "bundle id: %s\n" % before, "after": "bundle id: %s\n" % result.get("id", "?"),
+            if self.check_mode:
+                sbom_after = "(would be written)" if result["sbom_changed"] else sbom_before
+            else:
+                sbom_after = _digest_or_absent(result["sbom"])
+            result["diff"] = {"before": "bundle id: %s\nsbom: %s\n" % (before, sbom_before),
+                              "after": "bundle id: %s\nsbom: %s\n" % (result.get("id", "?"), sbom_after),
                               "before_header": args["dest"], "after_header": args["dest"]}
         return result

@@ -18,6 +18,12 @@ description:
     did not change is reused, not rebuilt or downloaded again. Same lock, same key, same bundle bytes.
   - The signing key is created on the controller (mode 0600) on first use, with its public key next to
     it (C(.pub)); give that public key to M(mooring.cluster.bundle_unpack) on the hosts.
+  - Writes a software bill of materials of the bundle beside it, C(<dest>.cdx.json) - CycloneDX 1.6 JSON made
+    with C(cyclonedx-python-lib) and checked with that library's schema validator before anything is written.
+    It lists every add-on package and, nested in it, every artifact it carries (binaries, release archives,
+    Debian packages, container images, manifests, charts, wheels) with its version, sha256, source URL and
+    package URL (C(pkg:deb), C(pkg:oci), C(pkg:generic)). The same bundle always gives the same SBOM bytes (no
+    wall-clock timestamp unless C(SOURCE_DATE_EPOCH) is set), so it is rewritten only when it changed.
   - Runs on the controller whatever the target host; memory use does not grow with the bundle size.
   - The lock is checked before anything is fetched or written (no cache, key or O(dest) is created for a
     refused lock); its digest does not protect against an edited lock, so every field is type-checked and every
@@ -31,10 +37,11 @@ author:
 attributes:
   check_mode:
     support: full
-    description: Reports whether packages would be built and the bundle written, without fetching anything.
+    description: Reports whether packages would be built and the bundle (or its SBOM) written, without fetching
+      or writing anything.
   diff_mode:
     support: full
-    description: Shows the bundle id before and after.
+    description: Shows the bundle id and the SBOM's sha256 before and after.
 options:
   lock:
     description: Path of the lock file (C(installer.lock.yaml)) on the controller.
@@ -67,8 +74,8 @@ options:
     type: bool
     default: false
 notes:
-  - Needs the Python C(cryptography) library on the controller (signing). Hosts need only Python's
-    standard library to verify.
+  - Needs the Python C(cryptography) library on the controller (signing) and C(cyclonedx-python-lib) (the SBOM,
+    validated with C(jsonschema)). Hosts need only Python's standard library to verify.
 seealso:
   - module: mooring.cluster.bundle_verify
   - module: mooring.cluster.bundle_unpack
@@ -138,4 +145,17 @@ bytes_copied:
   description: Bytes of cached packages copied into the bundle inside the kernel.
   returned: success and not check mode
   type: int
+bundle_changed:
+  description: Whether the bundle file itself was (or in check mode would be) written; C(changed) also covers the SBOM.
+  returned: always
+  type: bool
+sbom:
+  description: The CycloneDX 1.6 JSON SBOM of the bundle, C(<dest>.cdx.json) (in check mode, where it would be).
+  returned: always
+  type: str
+  sample: /srv/bundles/site-a.tar.cdx.json
+sbom_changed:
+  description: Whether the SBOM was (or in check mode would be) written.
+  returned: always
+  type: bool
 """

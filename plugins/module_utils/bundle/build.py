@@ -40,6 +40,7 @@ import zlib
 
 from ansible.module_utils.urls import open_url
 
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import sbom
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle.host import (
     BUNDLE_FORMAT,
     BUNDLE_KIND,
@@ -62,6 +63,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common.digest impo
     canonical_json,
     sha256_file,
 )
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
 from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import URL_SCHEMES, check_shape
@@ -81,6 +83,7 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 # lock's ``size`` for it) is cut off and refused; a .deb's control archive is small.
 MAX_ARTIFACT = 16 << 30
 MAX_DEB_CONTROL = 16 << 20
+MAX_PACKAGE_JSON = 64 << 20  # a cached package's own package.json, read back for the SBOM
 URL_SHOWN = 300  # how much of a URL an error message quotes
 
 
@@ -99,8 +102,7 @@ def ensure_signing_key(key_path):
     """
     missing = ed25519.cryptography_error()
     if missing is not None:
-        raise BundleError("signing bundles needs the Python 'cryptography' library on the controller "
-                          "(pip install cryptography): %s" % missing)
+        raise missing_library("cryptography", "to sign bundles", missing, BundleError)
     pub_path = public_key_path(key_path)
     created = False
     for path in (key_path, pub_path):
@@ -766,6 +768,31 @@ _MANIFEST_PACKAGE_KEYS = ("key", "version", "file", "size", "sha256", "images", 
                           "trustedOnFirstUse", "installs", "files")
 
 
+def package_record(cache, meta):
+    """The ``package.json`` inside a cached package (what it carries, per file: kind, URL, deb version,
+    image reference). Only the tar headers are read up to that member, then that member."""
+    tar_path = cache.paths(meta["key"])[0]
+    wanted = "%s/package.json" % meta["addon"]
+    try:
+        with tarfile.open(tar_path, mode="r:") as tar:
+            for member in tar:
+                if member.name == wanted and member.isfile() and member.size <= MAX_PACKAGE_JSON:
+                    record = json.loads(tar.extractfile(member).read().decode("utf-8"))
+                    if isinstance(record, dict) and isinstance(record.get("files"), list):
+                        return record
+                    break
+    except (OSError, ValueError, tarfile.TarError, RecursionError) as exc:
+        raise BundleError("cached package %s (%s): cannot read its package.json (%s); delete it from %s and build "
+                          "again" % (meta["addon"], tar_path, _reason(exc), cache.root)) from None
+    raise BundleError("cached package %s (%s): no usable %s in it; delete it from %s and build again"
+                      % (meta["addon"], tar_path, wanted, cache.root))
+
+
+def sbom_bytes(cache, manifest, bundle_id, metas):
+    """The bundle's CycloneDX SBOM (sbom.py), validated: from the manifest and each package's package.json."""
+    return sbom.render(manifest, bundle_id, {m["addon"]: package_record(cache, m) for m in metas})
+
+
 def build_manifest(lock, metas, public_raw, distro):
     return {
         "bundleFormat": BUNDLE_FORMAT,
@@ -817,6 +844,11 @@ def build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distr
     per add-on ``reused``, ``bytes_read`` (read through Python: sources, hashing) and
     ``bytes_copied`` (cached packages copied into the bundle in the kernel). A cached package is
     trusted by its recorded size unless ``verify_cache`` (then it is re-hashed).
+
+    The CycloneDX SBOM of the bundle (sbom.py) is written beside it, ``<output>.cdx.json``, when its
+    content changed (``sbom``: its path, ``sbom_changed``); it is made and validated before the bundle
+    is written, so a bundle never goes out with an SBOM that failed. ``changed`` covers both files,
+    ``bundle_changed`` the bundle alone.
     """
     started = time.monotonic()
     sink = _Progress(progress)
@@ -827,10 +859,13 @@ def build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distr
     plan = plan_bundle(lock, cache_dir, addons, distro)
     check_output(output)
     _check_directory(cache_dir, "cache directory")
+    sbom.require()
+    sbom_path = sbom.sbom_path(output)
     if check_mode:
         current = bundle_id_of(output)
         changed = current is None or any(item[2] is None for item in plan)
-        result = {"path": output, "packages": {name: {"key": key, "reused": meta is not None} for name, key, meta in plan}}
+        result = {"path": output, "packages": {name: {"key": key, "reused": meta is not None} for name, key, meta in plan},
+                  "sbom": sbom_path, "sbom_changed": True}
         if not changed:
             # Every package is cached: the manifest (and so the id) can be computed without fetching.
             try:
@@ -839,14 +874,19 @@ def build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distr
             except (OSError, SignatureError):
                 changed = True
             else:
-                data = manifest_bytes(build_manifest(lock, [item[2] for item in plan], public_raw, distro))
+                metas = [item[2] for item in plan]
+                manifest = build_manifest(lock, metas, public_raw, distro)
+                data = manifest_bytes(manifest)
                 bundle_id = hashlib.sha256(data).hexdigest()
                 changed = bundle_id != current
                 if not changed:
                     # What a real run would return, so a check run can go on with the bundle that is there.
                     result.update({"id": bundle_id, "public_key_path": public_key_path(key_path),
-                                   "sandbox_image": json.loads(data)["sandboxImage"]})
-        result["changed"] = changed
+                                   "sandbox_image": manifest["sandboxImage"]})
+                    result["sbom_changed"] = fileio.write_if_changed(
+                        sbom_path, sbom_bytes(cache, manifest, bundle_id, metas), check_mode=True)
+        result["bundle_changed"] = changed
+        result["changed"] = changed or result["sbom_changed"]
         return result
     key, public_pem, key_created = ensure_signing_key(key_path)
     public_raw = public_key_from_pem(public_pem)
@@ -867,13 +907,19 @@ def build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distr
     data = manifest_bytes(manifest)
     bundle_id = hashlib.sha256(data).hexdigest()
     signature = key.sign(data)
+    sbom_data = sbom_bytes(cache, manifest, bundle_id, metas)  # validated before anything is written
     result = {"path": output, "id": bundle_id, "hash": lock.get("hash"), "packages": report,
               "public_key": public_pem.decode("ascii"), "public_key_path": public_key_path(key_path),
               "key_created": key_created, "signer": manifest["signer"],
-              "sandbox_image": manifest["sandboxImage"]}
+              "sandbox_image": manifest["sandboxImage"], "sbom": sbom_path}
     if bundle_id_of(output) == bundle_id and os.path.getsize(output) == _bundle_size(data, signature, metas):
-        result.update({"changed": False, "size": os.path.getsize(output), "bytes_read": counter["bytes_read"],
-                       "bytes_copied": 0, "seconds": round(time.monotonic() - started, 3)})
+        sbom_changed = fileio.write_if_changed(sbom_path, sbom_data)
+        result.update({"changed": sbom_changed, "bundle_changed": False, "sbom_changed": sbom_changed,
+                       "size": os.path.getsize(output),
+                       "bytes_read": counter["bytes_read"], "bytes_copied": 0,
+                       "seconds": round(time.monotonic() - started, 3)})
+        if sbom_changed:
+            sink.say("SBOM %s written" % sbom_path)
         return result
     directory = os.path.dirname(os.path.abspath(output))
     os.makedirs(directory, exist_ok=True)
@@ -904,9 +950,10 @@ def build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distr
         _unlink(tmp)
         raise
     size = os.path.getsize(output)
-    result.update({"changed": True, "size": size, "bytes_read": counter["bytes_read"],
+    result["sbom_changed"] = fileio.write_if_changed(sbom_path, sbom_data)
+    result.update({"changed": True, "bundle_changed": True, "size": size, "bytes_read": counter["bytes_read"],
                    "bytes_copied": counter["bytes_copied"], "seconds": round(time.monotonic() - started, 3)})
-    sink.say("bundle %s written: %s, id %s" % (output, _human(size), bundle_id[:16]))
+    sink.say("bundle %s written: %s, id %s; SBOM %s" % (output, _human(size), bundle_id[:16], sbom_path))
     return result
 
 
@@ -920,6 +967,9 @@ def check_output(output):
         raise BundleError("output %s: is a directory; name the bundle file to write" % output)
     if os.path.lexists(output) and not os.path.isfile(output):
         raise BundleError("output %s: exists and is not a regular file" % output)
+    sbom_file = sbom.sbom_path(output)
+    if os.path.lexists(sbom_file) and not os.path.isfile(sbom_file):
+        raise BundleError("output %s: its SBOM path %s exists and is not a regular file" % (output, sbom_file))
     _check_directory(os.path.dirname(os.path.abspath(output)), "output %s:" % output)
 
 

@@ -17,6 +17,7 @@ def _progress(text):
 
 def _build(args):
     from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as backend
+    from ansible_collections.mooring.cluster.plugins.module_utils.bundle import sbom
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import load_lock
 
     lock = load_lock(args.lock)
@@ -34,8 +35,10 @@ def _build(args):
             sys.stderr.write("warning: %s: no sha256 in the catalog; recorded the digest fetched (trust on first "
                              "use)\n" % item)
     sys.stdout.write("%s: %s (id %s, %d bytes, signer %s, public key %s)\n" % (
-        args.output, "written" if result["changed"] else "unchanged", result["id"], result["size"], result["signer"],
+        args.output, "written" if result["bundle_changed"] else "unchanged", result["id"], result["size"], result["signer"],
         result["public_key_path"]))
+    state = "written" if result["sbom_changed"] else "unchanged"
+    sys.stdout.write("%s: %s (CycloneDX %s SBOM)\n" % (result["sbom"], state, sbom.SPEC_VERSION))
     return 0
 
 
