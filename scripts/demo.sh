@@ -73,6 +73,21 @@ for line in recap:
 if bad or not recap:
     sys.exit("the second install changed something on: %s" % (", ".join(bad) or "no recap"))
 PY
+# What a user keeps: the run report next to the inventory and the bundle's SBOM beside it.
+.venv/bin/python - "$(dirname "$INV")/mooring-report-install-latest.json" "$W/bundle.tar.cdx.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+print("report %s: %s, hosts %s" % (sys.argv[1], report.get("status"), ", ".join(sorted(report.get("hosts") or {}))))
+from cyclonedx.schema import SchemaVersion
+from cyclonedx.validation.json import JsonStrictValidator
+text = open(sys.argv[2]).read()
+error = JsonStrictValidator(SchemaVersion.V1_6).validate_str(text)
+if error:
+    sys.exit("the SBOM %s does not validate: %s" % (sys.argv[2], error))
+bom = json.loads(text)
+count = sum(len(c.get("components") or []) for c in bom.get("components") or [])
+print("SBOM %s: CycloneDX %s, valid, %d artifacts" % (sys.argv[2], bom["specVersion"], count))
+PY
 echo "::: stage times: ${TIMES[*]}"
 cat <<MSG
 

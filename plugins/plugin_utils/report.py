@@ -1,0 +1,512 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: the run report of install, upgrade, join and preflight (plain data, no Ansible).
+
+The callback ``mooring.cluster.report`` only turns Ansible's events into calls on a :class:`RunLog`
+(plain names, numbers and result mappings) and, at the end of the playbook, calls
+:func:`build_report`, :func:`render_markdown`, :func:`write_report` and :func:`summary_lines`.
+Everything the report says is decided here, so it is tested without running Ansible.
+
+Times given to :class:`RunLog` are seconds of one monotonic clock; wall-clock times
+(``started``/``finished``) are timezone-aware UTC datetimes. The JSON schema is documented in
+``docs/reports.md`` (:data:`SCHEMA_VERSION`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import weakref
+
+from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_atomic
+
+SCHEMA_VERSION = 1
+REPORT_KIND = "MooringRunReport"
+# The playbooks (by file name) that write a report; any other playbook writes nothing.
+PLAYBOOKS = ("install", "upgrade", "join", "preflight")
+# Inside a directory inventory source the report goes into this hidden directory: Ansible parses every
+# other file of an inventory directory as inventory (a .json file with the YAML plugin), never a dot-name.
+INVENTORY_DIR_SUBDIR = ".mooring-reports"
+MESSAGE_LIMIT = 300
+SUMMARY_LEFT_LIMIT = 110
+COUNT_KEYS = ("ok", "changed", "failed", "skipped", "unreachable", "rescued", "ignored")
+# A fact a playbook sets (set_fact) to declare what the run leaves to do: a string or a list of strings.
+REMAINING_FACT = "mooring_report_remaining"
+_BUNDLE_INSTALL = ("mooring.cluster.bundle_install", "bundle_install")
+_LOCK_VALUES = ("mooring.cluster.lock_values", "lock_values")
+# What each playbook does not do when the lock stops at the kubeadm boundary (install.yml, upgrade.yml, join.yml).
+_BOUNDARY_LEFT = {
+    "install": "kubeadm init and join, and applying the add-ons, were not run",
+    "upgrade": "the Kubernetes upgrade (kubeadm upgrade apply / node, kubelets) was not run",
+    "join": "kubeadm join of the new hosts was not run",
+}
+_NO_LOG = "(hidden: no_log)"
+_SPACE = re.compile(r"\s+")
+
+_CLAIMS = weakref.WeakKeyDictionary()
+
+
+def claim(playbook, owner):
+    """True for the first ``owner`` that claims ``playbook`` (any weak-referenceable object): when both
+    the collection's callback and the shim next to the playbooks are active, one report is written."""
+    return _CLAIMS.setdefault(playbook, owner) is owner
+
+
+def report_playbook(path):
+    """``install``, ``upgrade``, ``join`` or ``preflight`` when ``path`` is such a playbook file; else None."""
+    name, ext = os.path.splitext(os.path.basename(str(path or "")))
+    return name if ext in (".yml", ".yaml") and name in PLAYBOOKS else None
+
+
+def shorten(value, limit=MESSAGE_LIMIT):
+    """``value`` as one line of at most ``limit`` characters (whitespace collapsed, '...' when cut)."""
+    if not isinstance(value, str):
+        value = json.dumps(value, sort_keys=True, default=str)
+    text = _SPACE.sub(" ", value).strip()
+    return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
+
+
+def failure_message(result):
+    """The one-line reason of a failed or unreachable result (``msg``, a failed loop item's, stderr, ...)."""
+    if not isinstance(result, dict):
+        return shorten(result)
+    if result.get("_ansible_no_log"):
+        return _NO_LOG
+    for item in result.get("results") or ():
+        if isinstance(item, dict) and (item.get("failed") or item.get("unreachable")):
+            if item.get("_ansible_no_log"):
+                return _NO_LOG
+            label = item.get("_ansible_item_label", item.get("item"))
+            return shorten("item %s: %s" % (shorten(label, 60), failure_message(item)))
+    for key in ("msg", "reason", "message"):
+        if result.get(key):
+            return shorten(result[key])
+    stderr = [line for line in str(result.get("stderr") or "").splitlines() if line.strip()]
+    if stderr:
+        return shorten(stderr[-1])
+    exception = [line for line in str(result.get("exception") or "").splitlines() if line.strip()]
+    if exception:
+        return shorten(exception[-1])
+    if result.get("rc") is not None:
+        return "exit code %s" % result["rc"]
+    return "failed"
+
+
+def _seconds(value):
+    return round(max(float(value), 0.0), 3)
+
+
+def _add(table, key, value):
+    table[key] = table.get(key, 0.0) + value
+
+
+class _HostLog(object):
+    """What one host did: its events, changed tasks, role time, versions, last failure."""
+
+    def __init__(self):
+        self.first = None
+        self.last = None
+        self.starts = {}
+        self.events = dict.fromkeys(("ok", "failed", "ignored", "unreachable", "skipped"), 0)
+        self.changed_tasks = []
+        self.roles = {}
+        self.versions = {}
+        self.artifacts = {}
+        self.failure = None
+        self.unreachable = None
+
+    def seen(self, now):
+        self.first = now if self.first is None else min(self.first, now)
+        self.last = now if self.last is None else max(self.last, now)
+
+
+class RunLog(object):
+    """The events of one playbook run, as plain data (the callback feeds it; :func:`build_report` reads it)."""
+
+    def __init__(self, playbook, path, started, now):
+        self.playbook = playbook
+        self.path = path
+        self.started = started
+        self.start = now
+        self.finish = None
+        self.plays = []
+        self.started_plays = {}
+        self.hosts = {}
+        self.role_time = {}
+        self.remaining = []
+        self.lock_paths = []
+        self._play = None
+        self._segment = None
+
+    def host(self, name):
+        return self.hosts.setdefault(name, _HostLog())
+
+    def _close_segment(self, now):
+        if self._segment is not None:
+            role, since = self._segment
+            if role:
+                _add(self.role_time, role, max(now - since, 0.0))
+            self._segment = None
+
+    def play_start(self, uuid, name, batch, targeted, now):
+        """A play (or one ``serial`` batch of it) starts on ``batch``; ``targeted``: all hosts of the play."""
+        self._close_segment(now)
+        entry = self.started_plays.setdefault(uuid, {"name": name, "targeted": [], "reached": []})
+        for host in list(targeted) + list(batch):
+            if host not in entry["targeted"]:
+                entry["targeted"].append(host)
+        for host in batch:
+            if host not in entry["reached"]:
+                entry["reached"].append(host)
+        self._play = name
+
+    def declare_play(self, uuid, name, hosts=None, pattern=""):
+        """A play of the playbook, in order; ``hosts`` (when known) for a play that never started."""
+        self.plays.append({"uuid": uuid, "name": name, "hosts": list(hosts) if hosts is not None else None,
+                           "pattern": pattern})
+
+    def task_start(self, role, now):
+        """A task (or handler) starts; its wall time until the next one counts for ``role``."""
+        self._close_segment(now)
+        self._segment = (role, now)
+
+    def host_start(self, host, task_uuid, now):
+        entry = self.host(host)
+        entry.starts[task_uuid] = now
+        entry.seen(now)
+
+    def host_result(self, host, task_uuid, task_name, role, action, status, result, now, args=None, probe=False):
+        """The result of a task on ``host``: ``status`` is ok, failed, ignored (ignore_errors), unreachable
+        or skipped; ``result`` the task's result mapping; ``args`` its (templated) arguments; ``probe``: the
+        task ran in check mode in a run that is not (``check_mode: true``, a read-only look: installs nothing)."""
+        entry = self.host(host)
+        result = result if isinstance(result, dict) else {}
+        since = entry.starts.pop(task_uuid, None)
+        if since is not None and role:
+            _add(entry.roles, role, max(now - since, 0.0))
+        entry.seen(now)
+        entry.events[status] = entry.events.get(status, 0) + 1
+        where = {"task": task_name, "play": self._play}
+        if status == "ok" and result.get("changed") and task_name not in entry.changed_tasks:
+            entry.changed_tasks.append(task_name)
+        elif status == "failed":
+            entry.failure = dict(where, message=failure_message(result))
+        elif status == "unreachable":
+            entry.unreachable = dict(where, message=failure_message(result))
+        path = (args or {}).get("path") if action in _LOCK_VALUES and status in ("ok", "failed") else None
+        if isinstance(path, str) and path and path not in self.lock_paths:
+            self.lock_paths.append(path)  # the lock the run used, also when it could not be read
+        if status != "ok" or result.get("_ansible_no_log"):
+            return
+        if action in _BUNDLE_INSTALL and not probe:
+            entry.versions.update((str(k), str(v)) for k, v in (result.get("versions") or {}).items())
+            for artifact in result.get("artifacts") or ():
+                if isinstance(artifact, dict) and artifact.get("name") and artifact.get("version") is not None:
+                    entry.artifacts[str(artifact["name"])] = str(artifact["version"])
+        declared = (result.get("ansible_facts") or {}).get(REMAINING_FACT)
+        for line in [declared] if isinstance(declared, str) else declared or ():
+            if isinstance(line, str) and line.strip() and shorten(line) not in self.remaining:
+                self.remaining.append(shorten(line))
+
+    def end(self, now):
+        self._close_segment(now)
+        self.finish = now
+
+
+def lock_summary(lock, path, boundary=None):
+    """What the report says of the lock the run used: its identity and every add-on's version."""
+    addons = lock.get("addons") or {}
+    return {
+        "path": path,
+        "name": (lock.get("metadata") or {}).get("name"),
+        "hash": lock.get("hash"),
+        "digest": lock.get("digest"),
+        "versions": {name: addons[name].get("version") for name in sorted(addons) if isinstance(addons[name], dict)},
+        "boundary": boundary or {"artifacts": [], "images": []},
+    }
+
+
+def _counts(raw):
+    raw = raw or {}
+    return {key: int(raw.get(key, raw.get("failures", 0) if key == "failed" else 0) or 0) for key in COUNT_KEYS}
+
+
+def _iso(moment):
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment is not None else None
+
+
+def build_report(log, counts, finished, check_mode=False, inventory=(), limit=None, lock=None,
+                 ansible_version=None):
+    """The report (a JSON-ready mapping, schema :data:`SCHEMA_VERSION`) of ``log``.
+
+    ``counts``: ``{host: {ok, changed, failures|failed, skipped, unreachable, rescued, ignored}}`` as
+    Ansible's stats summarise them (the PLAY RECAP); ``finished``: UTC datetime; ``lock``: a
+    :func:`lock_summary` or ``{"path": ..., "error": ...}``, or None when the run used no lock.
+    """
+    finish = log.finish if log.finish is not None else log.start
+    not_reached = {}
+    plays_not_run = []
+    for play in log.plays:
+        started = log.started_plays.get(play["uuid"])
+        if started is None:
+            plays_not_run.append({"name": play["name"], "hosts": play["hosts"], "pattern": play["pattern"]})
+            missed = play["hosts"] or []
+        else:
+            missed = [h for h in started["targeted"] if h not in started["reached"]]
+        for host in missed:
+            names = not_reached.setdefault(host, [])
+            if play["name"] not in names:
+                names.append(play["name"])
+    hosts = {}
+    for name in sorted(set(counts) | set(log.hosts) | set(not_reached)):
+        entry = log.hosts.get(name) or _HostLog()
+        count = _counts(counts.get(name))
+        unreachable = entry.unreachable if (entry.unreachable or count["unreachable"]) else None
+        failure = entry.failure if count["failed"] else None
+        if count["unreachable"] and unreachable is None:
+            unreachable = {"task": None, "play": None, "message": "unreachable"}
+        if count["failed"] and failure is None:
+            failure = {"task": None, "play": None, "message": "failed"}
+        reached_any = name in counts or any(entry.events.values())
+        if unreachable:
+            status = "unreachable"
+        elif failure:
+            status = "failed"
+        elif not reached_any:
+            status = "not_reached"
+        elif not_reached.get(name):
+            status = "incomplete"
+        else:
+            status = "changed" if count["changed"] else "ok"
+        hosts[name] = {
+            "status": status,
+            "counts": count,
+            "changed_tasks": list(entry.changed_tasks),
+            "duration": _seconds(entry.last - entry.first) if entry.first is not None else 0.0,
+            "roles": {role: _seconds(entry.roles[role]) for role in sorted(entry.roles)},
+            "versions": dict(sorted(entry.versions.items())),
+            "artifacts": dict(sorted(entry.artifacts.items())),
+            "failure": failure,
+            "unreachable": unreachable,
+            "not_reached": not_reached.get(name, []),
+        }
+    remaining = []
+    for name, host in hosts.items():
+        if host["unreachable"]:
+            remaining.append({"kind": "unreachable", "hosts": [name], "task": host["unreachable"]["task"],
+                              "what": host["unreachable"]["message"]})
+        if host["failure"]:
+            remaining.append({"kind": "failed", "hosts": [name], "task": host["failure"]["task"],
+                              "what": host["failure"]["message"]})
+    for play in plays_not_run:
+        remaining.append({"kind": "not_reached", "hosts": play["hosts"] if play["hosts"] is not None else [],
+                          "task": None, "what": "play not run: %s%s" % (
+                              play["name"], "" if play["hosts"] is not None else " (hosts: %s)" % play["pattern"])})
+    for name in sorted(not_reached):
+        started_missed = [p for p in not_reached[name] if p not in [q["name"] for q in plays_not_run]]
+        if started_missed:
+            remaining.append({"kind": "not_reached", "hosts": [name], "task": None,
+                              "what": "not reached in: %s" % "; ".join(started_missed)})
+    boundary = (lock or {}).get("boundary") or {}
+    missing = list(boundary.get("artifacts") or []) + list(boundary.get("images") or [])
+    if missing and log.playbook in _BOUNDARY_LEFT:
+        remaining.append({"kind": "kubeadm_boundary", "hosts": [], "task": None,
+                          "what": "kubeadm boundary: the lock carries no %s: %s"
+                                  % (", ".join(missing), _BOUNDARY_LEFT[log.playbook])})
+    for line in log.remaining:
+        remaining.append({"kind": "declared", "hosts": [], "task": None, "what": line})
+    if any(h["status"] in ("failed", "unreachable") for h in hosts.values()):
+        outcome = "failed"
+    elif any(h["status"] in ("not_reached", "incomplete") for h in hosts.values()) or plays_not_run:
+        outcome = "incomplete"
+    else:
+        outcome = "success"
+    totals = {key: sum(h["counts"][key] for h in hosts.values()) for key in COUNT_KEYS}
+    totals["hosts"] = len(hosts)
+    return {
+        "schema": SCHEMA_VERSION,
+        "kind": REPORT_KIND,
+        "playbook": log.playbook,
+        "playbook_path": log.path,
+        "check_mode": bool(check_mode),
+        "outcome": outcome,
+        "started": _iso(log.started),
+        "finished": _iso(finished),
+        "duration": _seconds(finish - log.start),
+        "inventory": [str(s) for s in inventory or ()],
+        "limit": limit or None,
+        "ansible_version": ansible_version,
+        "lock": lock,
+        "totals": totals,
+        "roles": {role: _seconds(log.role_time[role]) for role in sorted(log.role_time)},
+        "hosts": hosts,
+        "plays_not_run": plays_not_run,
+        "remaining": remaining,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Where, and the files
+# --------------------------------------------------------------------------------------------
+def report_directory(override, inventory_sources, cwd):
+    """Where the report goes: ``override`` (the option/MOORING_REPORT_DIR) if set; else the directory of
+    the first inventory source that is a path (a directory source: its :data:`INVENTORY_DIR_SUBDIR`);
+    else ``cwd`` (e.g. ``-i localhost,`` or the implicit localhost)."""
+    if override:
+        return os.path.abspath(os.path.expanduser(str(override)))
+    if isinstance(inventory_sources, str):
+        inventory_sources = [inventory_sources]
+    for source in inventory_sources or ():
+        if not source:
+            continue
+        path = os.path.abspath(os.path.expanduser(str(source)))
+        if os.path.isdir(path):
+            return os.path.join(path, INVENTORY_DIR_SUBDIR)
+        if os.path.exists(path):
+            return os.path.dirname(path)
+    return os.path.abspath(cwd)
+
+
+def report_stamp(moment):
+    """``YYYYmmddTHHMMSSZ`` of a UTC datetime."""
+    return moment.strftime("%Y%m%dT%H%M%SZ")
+
+
+def report_paths(directory, playbook, stamp):
+    """``{json, md, latest_json, latest_md}``; a second report in the same second gets ``-2``, ``-3``..."""
+    base = "mooring-report-%s-%s" % (playbook, stamp)
+    name, n = base, 1
+    while os.path.exists(os.path.join(directory, name + ".json")) or os.path.exists(os.path.join(directory, name + ".md")):
+        n += 1
+        name = "%s-%d" % (base, n)
+    latest = "mooring-report-%s-latest" % playbook
+    return {"json": os.path.join(directory, name + ".json"), "md": os.path.join(directory, name + ".md"),
+            "latest_json": os.path.join(directory, latest + ".json"), "latest_md": os.path.join(directory, latest + ".md")}
+
+
+def report_json(report):
+    return json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_report(report, directory, stamp):
+    """Write the JSON and the Markdown (each atomically) and their ``-latest`` copies; returns the paths."""
+    os.makedirs(directory, mode=0o755, exist_ok=True)
+    paths = report_paths(directory, report["playbook"], stamp)
+    text, markdown = report_json(report), render_markdown(report)
+    write_atomic(paths["json"], text)
+    write_atomic(paths["md"], markdown)
+    write_atomic(paths["latest_json"], text)
+    write_atomic(paths["latest_md"], markdown)
+    return paths
+
+
+# --------------------------------------------------------------------------------------------
+# For people: the Markdown file and the summary at the end of the run
+# --------------------------------------------------------------------------------------------
+def duration_text(seconds):
+    seconds = float(seconds or 0)
+    if seconds < 60:
+        return "%.1fs" % seconds
+    minutes, rest = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return "%dm%02ds" % (minutes, rest)
+    return "%dh%02dm%02ds" % (minutes // 60, minutes % 60, rest)
+
+
+def _cell(value):
+    text = "-" if value in (None, "", [], {}) else str(value)
+    return _SPACE.sub(" ", text).replace("|", "\\|").strip()
+
+
+def _left(host):
+    """What is left on one host, one line (the summary's last column)."""
+    if host["unreachable"]:
+        return "unreachable: %s" % host["unreachable"]["message"]
+    if host["failure"]:
+        return "failed at %s: %s" % (host["failure"]["task"] or "?", host["failure"]["message"])
+    if host["status"] == "not_reached":
+        return "not reached"
+    if host["not_reached"]:
+        return "not reached in: %s" % "; ".join(host["not_reached"])
+    return "-"
+
+
+def render_markdown(report):
+    title = "mooring.cluster.%s" % report["playbook"]
+    lines = ["# Run report: %s%s" % (title, " (check mode: nothing was changed)" if report["check_mode"] else ""), ""]
+    lock = report.get("lock") or {}
+    lock_text = "-"
+    if lock.get("error"):
+        lock_text = "%s (not read: %s)" % (lock.get("path"), lock["error"])
+    elif lock:
+        lock_text = "%s (%s, hash %s)" % (lock.get("path"), lock.get("name") or "unnamed", lock.get("hash"))
+    lines += ["| | |", "|---|---|"]
+    for label, value in (("Outcome", "**%s**" % report["outcome"]), ("Check mode", "yes" if report["check_mode"] else "no"),
+                         ("Started (UTC)", report["started"]), ("Finished (UTC)", report["finished"]),
+                         ("Duration", duration_text(report["duration"])),
+                         ("Inventory", ", ".join(report["inventory"])), ("Limit", report["limit"]),
+                         ("Lock", lock_text), ("Playbook", report["playbook_path"]),
+                         ("Schema", "%s %s" % (report["kind"], report["schema"]))):
+        lines.append("| %s | %s |" % (label, _cell(value)))
+    lines += ["", "## Hosts", "", "| Host | Status | ok | changed | failed | skipped | unreachable | rescued | ignored | Time |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, host in report["hosts"].items():
+        c = host["counts"]
+        lines.append("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %s |" % (
+            _cell(name), host["status"], c["ok"], c["changed"], c["failed"], c["skipped"], c["unreachable"],
+            c["rescued"], c["ignored"], duration_text(host["duration"])))
+    lines += ["", "## What is left", ""]
+    if report["remaining"]:
+        for item in report["remaining"]:
+            who = ", ".join(item["hosts"]) if item["hosts"] else "run"
+            task = " at `%s`" % item["task"].replace("`", "'") if item.get("task") else ""
+            lines.append("- **%s** (%s)%s: %s" % (_cell(who), item["kind"], task, _cell(item["what"])))
+    else:
+        lines.append("Nothing: every host ran every play.")
+    lines += ["", "## Changed tasks", ""]
+    changed = [(name, host) for name, host in report["hosts"].items() if host["changed_tasks"]]
+    for name, host in changed:
+        lines.append("- **%s**" % _cell(name))
+        lines.extend("  - %s" % _cell(task) for task in host["changed_tasks"])
+    if not changed:
+        lines.append("None.")
+    versions = lock.get("versions") or {}
+    host_versions = [(name, host) for name, host in report["hosts"].items() if host["versions"] or host["artifacts"]]
+    if versions or host_versions:
+        lines += ["", "## Versions", ""]
+    if versions:
+        lines += ["From the lock:", "", "| Component | Version |", "|---|---|"]
+        lines.extend("| %s | %s |" % (_cell(k), _cell(v)) for k, v in versions.items())
+        lines.append("")
+    if host_versions:
+        lines += ["Installed on the hosts (the binaries' own report; the bundle's artifact versions):", "",
+                  "| Host | Binaries | Artifacts |", "|---|---|---|"]
+        for name, host in host_versions:
+            lines.append("| %s | %s | %s |" % (
+                _cell(name), _cell(", ".join("%s %s" % kv for kv in host["versions"].items())),
+                _cell(", ".join("%s %s" % kv for kv in host["artifacts"].items()))))
+    if report["roles"]:
+        lines += ["", "## Time per role", "", "| Role | Time (wall) |", "|---|---|"]
+        lines.extend("| %s | %s |" % (_cell(role), duration_text(t)) for role, t in report["roles"].items())
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def summary_lines(report, paths=None):
+    """The compact table printed at the end of the run, and the report's paths."""
+    mode = " (check mode)" if report["check_mode"] else ""
+    head = "MOORING REPORT mooring.cluster.%s: %s%s" % (report["playbook"], report["outcome"], mode)
+    rows = [("HOST", "CHANGED", "FAILED", "TIME", "LEFT")]
+    for name, host in report["hosts"].items():
+        rows.append((name, str(host["counts"]["changed"]), str(host["counts"]["failed"] + host["counts"]["unreachable"]),
+                     duration_text(host["duration"]), shorten(_left(host), SUMMARY_LEFT_LIMIT)))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = [head]
+    lines.extend("  " + "  ".join(row[i].ljust(widths[i]) for i in range(4)) + "  " + row[4] for row in rows)
+    for item in report["remaining"]:
+        if item["kind"] in ("kubeadm_boundary", "declared") or (item["kind"] == "not_reached" and not item["hosts"]):
+            lines.append("  left: %s" % shorten(item["what"], SUMMARY_LEFT_LIMIT))
+    if paths:
+        lines.append("  report: %s" % paths["json"])
+        lines.append("          %s" % paths["md"])
+    return [line.rstrip() for line in lines]
