@@ -24,9 +24,9 @@ stage() {  # stage NAME COMMAND... : run, time and report one stage
 }
 
 run_lint() {
-  ruff check plugins tests benchmarks scripts catalog/tools
+  ruff check plugins playbooks/callback_plugins tests benchmarks scripts catalog/tools
   # ansible-test's pep8 settings, so its sanity stage does not find these late
-  pycodestyle --max-line-length 160 --ignore E402,W503,W504,E741,E203,E701,E704 plugins tests benchmarks catalog/tools
+  pycodestyle --max-line-length 160 --ignore E402,W503,W504,E741,E203,E701,E704 plugins playbooks/callback_plugins tests benchmarks catalog/tools
   python tests/sanity/import_check.py
   yamllint -s .
   ansible-lint --profile production < /dev/null  # ansible refuses a non-blocking stdin (some CI runners hand one down)
