@@ -8,12 +8,8 @@ import json
 
 import pytest
 import yaml
+from ansible.inventory.manager import InventoryManager  # the plugin loader is initialised in tests/unit/conftest.py
 from ansible.parsing.dataloader import DataLoader
-from ansible.plugins.loader import init_plugin_loader
-
-init_plugin_loader()
-
-from ansible.inventory.manager import InventoryManager  # noqa: E402  (needs the plugin loader)
 
 
 def machine(n, cpus=2, memory_mb=4096):
