@@ -77,7 +77,9 @@ PY
 .venv/bin/python - "$(dirname "$INV")/mooring-report-install-latest.json" "$W/bundle.tar.cdx.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
-print("report %s: %s, hosts %s" % (sys.argv[1], report.get("status"), ", ".join(sorted(report.get("hosts") or {}))))
+print("report %s: %s, hosts %s" % (sys.argv[1], report["outcome"], ", ".join(sorted(report["hosts"]))))
+if report["outcome"] != "success":
+    sys.exit("the install's report says %s" % report["outcome"])
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 text = open(sys.argv[2]).read()

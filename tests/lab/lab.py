@@ -54,8 +54,10 @@ CACHE = Path(os.environ.get("MOORING_CACHE_DIR", "/var/cache/mooring")) / "lab"
 # podman's run state (mount counts, layer mounts) must not be shared by two storages: two caches
 # with one runroot unmount each other's containers ("Storage for container ... has been removed").
 # The default cache keeps the runroot it always had; any other cache gets its own.
-RUNROOT = Path("/run/mooring-lab") if CACHE == Path("/var/cache/mooring/lab") else \
-    Path("/run/mooring-lab") / ("cache-" + hashlib.sha256(str(CACHE.resolve()).encode()).hexdigest()[:12])
+DEFAULT_CACHE = Path("/var/cache/mooring/lab")
+RUNROOT = Path("/run/mooring-lab")
+if str(CACHE) != str(DEFAULT_CACHE):
+    RUNROOT = RUNROOT / ("cache-" + hashlib.sha256(str(CACHE.resolve()).encode()).hexdigest()[:12])
 APT_PACKAGES = ["podman", "runc", "netavark", "aardvark-dns", "debootstrap", "buildah", "skopeo", "busybox-static",
                 "openssh-client", "iproute2", "iptables"]  # netavark sets up its bridges with iptables
 NETWORK_BACKEND = "netavark"
