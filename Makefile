@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup demo test test-fast test-unit lint sanity test-package test-integration bench clean
+.PHONY: help setup demo test test-fast test-unit lint sanity test-package test-ee test-integration bench clean
 help:  ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
@@ -30,6 +30,9 @@ sanity: setup  ## ansible-test sanity on a copy at ansible_collections/mooring/c
 
 test-package: setup  ## the built tarball as a user gets it (clean venv, ansible-doc, resolve, CLI, preflight)
 	@scripts/test.sh package
+
+test-ee: setup  ## the execution environment: build offline, run a playbook in it on a lab host (ansible-runner)
+	@scripts/test.sh ee
 
 test-integration: setup  ## one molecule scenario: make test-integration SCENARIO=name
 	@scripts/test.sh integration $(SCENARIO)

@@ -6,8 +6,10 @@
 #   package     the built tarball as a user gets it (tests/tarball/run.sh): clean venv from its
 #               requirements.txt, ansible-doc of every plugin and role, resolve, the CLI and
 #               preflight from an unrelated directory
+#   ee          the execution environment built offline (scripts/ee.sh build) and
+#               ansible-runner running mooring.cluster.preflight in it against a lab host
 #   integration every molecule scenario (or the one named) on the lab, see scripts/integration.sh
-# Usage: scripts/test.sh all|fast|lint|unit|sanity|package|integration [SCENARIO]
+# Usage: scripts/test.sh all|fast|lint|unit|sanity|package|ee|integration [SCENARIO]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -36,7 +38,7 @@ run_unit() {
   local rc=0
   MOORING_HELM="$(scripts/tools.sh helm)"  # the chart-rendering tests need the pinned helm
   export MOORING_HELM
-  python -m pytest -q -p no:cacheprovider tests/unit || rc=$?
+  python -m pytest -q -p no:cacheprovider tests/unit tests/ee || rc=$?
   if [ "$rc" -eq 5 ]; then
     echo "unit: pytest collected no tests; that is a failure" >&2
     return 1
@@ -68,6 +70,11 @@ run_package() {
   tests/tarball/run.sh
 }
 
+run_ee() {
+  scripts/ee.sh build
+  scripts/ee.sh run
+}
+
 run_integration() {
   scripts/integration.sh "$@"
 }
@@ -79,6 +86,7 @@ case "$what" in
   unit) stage unit run_unit ;;
   sanity) stage sanity run_sanity ;;
   package) stage package run_package ;;
+  ee) stage ee run_ee ;;
   fast) stage lint run_lint; stage unit run_unit ;;
   integration) stage integration run_integration "$@" ;;
   all)
@@ -86,8 +94,9 @@ case "$what" in
     stage unit run_unit
     stage sanity run_sanity
     stage package run_package
+    stage ee run_ee
     stage integration run_integration
     ;;
-  *) echo "usage: $0 all|fast|lint|unit|sanity|package|integration [SCENARIO]" >&2; exit 2 ;;
+  *) echo "usage: $0 all|fast|lint|unit|sanity|package|ee|integration [SCENARIO]" >&2; exit 2 ;;
 esac
 echo "::: timings: ${TIMINGS[*]}"
