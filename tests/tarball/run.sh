@@ -58,6 +58,13 @@ COLL="$HOME/.ansible/collections/ansible_collections/mooring/cluster"
 [ -f "$COLL/MANIFEST.json" ] || fail "not installed at $COLL"
 ansible-galaxy collection list mooring.cluster 2>/dev/null | grep -q "mooring.cluster" || fail "collection list"
 
+echo "::: ansible-builder introspect on the installed collection (what any EE including it reads)"
+"$ROOT/.venv/bin/ansible-builder" introspect --sanitize "$HOME/.ansible/collections" > "$T/introspect.log" 2>&1 \
+  || { cat "$T/introspect.log"; fail "ansible-builder introspect"; }
+for want in jsonschema cyclonedx-python-lib skopeo; do
+  grep -q "$want" "$T/introspect.log" || { cat "$T/introspect.log"; fail "introspect does not list $want"; }
+done
+
 echo "::: ansible-doc on every plugin and role"
 n=0
 for type in module filter inventory callback lookup test role; do
