@@ -10,11 +10,11 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 import tarfile
 import threading
 
 import pytest
+from bundle_testlib import make_deb
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -109,20 +109,6 @@ def test_fetch_http_loopback(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
-
-
-def make_deb(tmp_path, name, version="1.0-1"):
-    root = tmp_path / ("deb-" + name)
-    (root / "DEBIAN").mkdir(parents=True)
-    (root / "usr" / "share" / name).mkdir(parents=True)
-    (root / "usr" / "share" / name / "README").write_text("test package %s\n" % name)
-    (root / "DEBIAN" / "control").write_text(
-        "Package: %s\nVersion: %s\nArchitecture: all\nMaintainer: test <t@example.invalid>\n"
-        "Description: test package\n" % (name, version))
-    out = tmp_path / ("%s_%s_all.deb" % (name, version))
-    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zxz", "--build", str(root), str(out)], check=True,
-                   capture_output=True)
-    return out
 
 
 def artifact(path, name, kind="binary", arch="amd64", digest=True):

@@ -9,11 +9,11 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import tarfile
 import uuid
 
 import pytest
+from bundle_testlib import make_deb
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
@@ -31,20 +31,6 @@ APT_DEB = []  # the .deb apt_stand_in hands out (made by the fixture)
 
 def sha(data):
     return hashlib.sha256(data).hexdigest()
-
-
-def make_deb(where, name, version="1.0-1"):
-    root = where / ("deb-" + name)
-    (root / "DEBIAN").mkdir(parents=True)
-    (root / "usr" / "share" / name).mkdir(parents=True)
-    (root / "usr" / "share" / name / "README").write_text("test package %s\n" % name)
-    (root / "DEBIAN" / "control").write_text(
-        "Package: %s\nVersion: %s\nArchitecture: all\nMaintainer: test <t@example.invalid>\n"
-        "Description: test package\n" % (name, version))
-    out = where / ("%s_%s_all.deb" % (name, version))
-    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zxz", "--build", str(root), str(out)], check=True,
-                   capture_output=True)
-    return out
 
 
 def make_tgz(path, members):
