@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import subprocess
 
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import lock_digest
+
 
 def make_deb(where, name, version="1.0-1"):
     """A real .deb (dpkg-deb) named NAME_VERSION_all.deb in ``where``, with one file in it."""
@@ -20,3 +22,11 @@ def make_deb(where, name, version="1.0-1"):
     subprocess.run(["dpkg-deb", "--root-owner-group", "-Zxz", "--build", str(root), str(out)], check=True,
                    capture_output=True)
     return out
+
+
+def make_lock(addons, name="t"):
+    """A lock holding ``addons`` (add-on name -> locked add-on), its digest computed."""
+    lock = {"apiVersion": "cluster.mooring.io/v1beta1", "kind": "InstallerLock", "metadata": {"name": name},
+            "spec": {}, "hash": "abcdef0", "specDigest": "0" * 64, "architectures": ["amd64"], "addons": addons}
+    lock["digest"] = lock_digest(lock)
+    return lock

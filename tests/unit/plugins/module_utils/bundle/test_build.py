@@ -14,7 +14,7 @@ import tarfile
 import threading
 
 import pytest
-from bundle_testlib import make_deb
+from bundle_testlib import make_deb, make_lock
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -115,13 +115,6 @@ def artifact(path, name, kind="binary", arch="amd64", digest=True):
     data = path.read_bytes()
     return {"name": name, "kind": kind, "arch": arch, "url": "file://%s" % path, "sha256": sha(data) if digest else None,
             "size": None, "dest": path.name}
-
-
-def make_lock(addons):
-    lock = {"apiVersion": "cluster.mooring.io/v1beta1", "kind": "InstallerLock", "metadata": {"name": "t"},
-            "spec": {}, "hash": "abcdef0", "specDigest": "0" * 64, "architectures": ["amd64"], "addons": addons}
-    lock["digest"] = lock_digest(lock)
-    return lock
 
 
 @pytest.fixture

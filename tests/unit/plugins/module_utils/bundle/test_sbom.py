@@ -13,14 +13,14 @@ import tarfile
 import uuid
 
 import pytest
-from bundle_testlib import make_deb
+from bundle_testlib import make_deb, make_lock
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import sbom
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import dump_lock, lock_digest
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import dump_lock
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli.main import main as cli_main
 
 IMAGE_DIGEST = "sha256:" + "ab" * 32
@@ -47,11 +47,8 @@ def artifact(path, name, kind="binary", arch="amd64", digest=True):
             "sha256": sha(path.read_bytes()) if digest else None, "size": None, "dest": path.name}
 
 
-def make_lock(addons):
-    lock = {"apiVersion": "cluster.mooring.io/v1beta1", "kind": "InstallerLock", "metadata": {"name": "site-a"},
-            "spec": {}, "hash": "abcdef0", "specDigest": "0" * 64, "architectures": ["amd64"], "addons": addons}
-    lock["digest"] = lock_digest(lock)
-    return lock
+def make_lock_site(addons):
+    return make_lock(addons, "site-a")
 
 
 @pytest.fixture
@@ -114,7 +111,7 @@ def props(component):
 
 def test_sbom_lists_every_artifact_and_validates(tmp_path, addons):
     src, spec = addons
-    lock = make_lock(spec)
+    lock = make_lock_site(spec)
     result = build(tmp_path, lock)
     path = str(tmp_path / "out.bundle.cdx.json")
     assert result["sbom"] == path and result["sbom_changed"] and os.path.isfile(path)
@@ -187,17 +184,17 @@ def test_sbom_lists_every_artifact_and_validates(tmp_path, addons):
 
 def test_rebuild_leaves_sbom_untouched_and_restores_a_deleted_one(tmp_path, addons):
     _src, spec = addons
-    first = build(tmp_path, make_lock(spec))
+    first = build(tmp_path, make_lock_site(spec))
     path = tmp_path / "out.bundle.cdx.json"
     content, st = path.read_bytes(), os.stat(str(path))
-    again = build(tmp_path, make_lock(spec))
+    again = build(tmp_path, make_lock_site(spec))
     assert not again["changed"] and not again["sbom_changed"] and again["sbom"] == str(path)
     st2 = os.stat(str(path))
     assert (st2.st_ino, st2.st_mtime_ns) == (st.st_ino, st.st_mtime_ns) and path.read_bytes() == content
     # Only the SBOM missing: it is written again, identical; the bundle is left alone.
     bundle_st = os.stat(str(tmp_path / "out.bundle"))
     path.unlink()
-    third = build(tmp_path, make_lock(spec))
+    third = build(tmp_path, make_lock_site(spec))
     assert third["changed"] and third["sbom_changed"] and third["id"] == first["id"]
     assert path.read_bytes() == content
     assert os.stat(str(tmp_path / "out.bundle")).st_mtime_ns == bundle_st.st_mtime_ns
@@ -205,28 +202,28 @@ def test_rebuild_leaves_sbom_untouched_and_restores_a_deleted_one(tmp_path, addo
 
 def test_sbom_is_reproducible_from_a_cold_cache(tmp_path, addons):
     _src, spec = addons
-    build(tmp_path, make_lock(spec), out="one.bundle")
+    build(tmp_path, make_lock_site(spec), out="one.bundle")
     shutil.rmtree(str(tmp_path / "cache"))
-    build(tmp_path, make_lock(spec), out="two.bundle")
+    build(tmp_path, make_lock_site(spec), out="two.bundle")
     assert (tmp_path / "one.bundle.cdx.json").read_bytes() == (tmp_path / "two.bundle.cdx.json").read_bytes()
 
 
 def test_check_mode_writes_no_sbom(tmp_path, addons):
     _src, spec = addons
-    predicted = build(tmp_path, make_lock(spec), check_mode=True)
+    predicted = build(tmp_path, make_lock_site(spec), check_mode=True)
     assert predicted["changed"] and predicted["sbom_changed"] and predicted["sbom"] == str(tmp_path / "out.bundle.cdx.json")
     assert not (tmp_path / "out.bundle.cdx.json").exists() and not (tmp_path / "out.bundle").exists()
-    build(tmp_path, make_lock(spec))
-    assert not build(tmp_path, make_lock(spec), check_mode=True)["changed"]
+    build(tmp_path, make_lock_site(spec))
+    assert not build(tmp_path, make_lock_site(spec), check_mode=True)["changed"]
     (tmp_path / "out.bundle.cdx.json").unlink()
-    checked = build(tmp_path, make_lock(spec), check_mode=True)
+    checked = build(tmp_path, make_lock_site(spec), check_mode=True)
     assert checked["changed"] and checked["sbom_changed"]
     assert not (tmp_path / "out.bundle.cdx.json").exists()
 
 
 def test_validation_failure_is_an_error(tmp_path, addons):
     _src, spec = addons
-    build(tmp_path, make_lock(spec))
+    build(tmp_path, make_lock_site(spec))
     good = json.loads((tmp_path / "out.bundle.cdx.json").read_text())
     sbom.validate(json.dumps(good))
     bad = json.loads(json.dumps(good))
@@ -254,7 +251,7 @@ def test_sbom_refused_by_the_validator_writes_nothing(tmp_path, addons, monkeypa
 
     monkeypatch.setattr(sbom, "render", corrupting_render)
     with pytest.raises(sbom.SbomError, match=r"SBOM: not valid CycloneDX 1\.6 JSON at /metadata/component/type"):
-        build(tmp_path, make_lock(spec))
+        build(tmp_path, make_lock_site(spec))
     assert not (tmp_path / "out.bundle").exists() and not (tmp_path / "out.bundle.cdx.json").exists()
 
 
@@ -264,19 +261,19 @@ def test_missing_library_names_the_pip_package_and_writes_nothing(tmp_path, addo
     monkeypatch.setattr(sbom, "HAS_CYCLONEDX", False)
     monkeypatch.setattr(sbom, "CYCLONEDX_IMPORT_ERROR", ImportError("No module named 'cyclonedx'"))
     with pytest.raises(sbom.SbomError, match=r"pip install 'cyclonedx-python-lib'"):
-        build(tmp_path, make_lock(spec))
+        build(tmp_path, make_lock_site(spec))
     assert sorted(os.listdir(str(tmp_path))) == ["src"]
 
 
 def test_source_date_epoch(tmp_path, addons, monkeypatch):
     _src, spec = addons
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    build(tmp_path, make_lock(spec))
+    build(tmp_path, make_lock_site(spec))
     doc = json.loads((tmp_path / "out.bundle.cdx.json").read_text())
     assert doc["metadata"]["timestamp"].startswith("2023-11-14T22:13:20")
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
     with pytest.raises(sbom.SbomError, match="SOURCE_DATE_EPOCH='yesterday'"):
-        build(tmp_path, make_lock(spec), out="other.bundle")
+        build(tmp_path, make_lock_site(spec), out="other.bundle")
     assert not (tmp_path / "other.bundle").exists()
 
 
@@ -284,7 +281,7 @@ def test_sbom_path_taken_by_a_directory_is_refused_first(tmp_path, addons):
     _src, spec = addons
     (tmp_path / "out.bundle.cdx.json").mkdir()
     with pytest.raises(b.BundleError, match="its SBOM path .*out.bundle.cdx.json exists and is not a regular file"):
-        build(tmp_path, make_lock(spec))
+        build(tmp_path, make_lock_site(spec))
     assert not (tmp_path / "cache").exists() and not (tmp_path / "k").exists()
 
 
@@ -292,8 +289,8 @@ def test_urls_a_uri_cannot_hold_are_encoded(tmp_path):
     odd = tmp_path / "src" / "odd%zz#a#b|x"
     odd.parent.mkdir()
     odd.write_bytes(b"odd")
-    lock = make_lock({"gamma": {"version": "0.1.0", "category": "other", "images": [], "packages": {},
-                                "artifacts": [dict(artifact(odd, "odd", kind="manifest", arch="all"), dest="odd")]}})
+    lock = make_lock_site({"gamma": {"version": "0.1.0", "category": "other", "images": [], "packages": {},
+                                     "artifacts": [dict(artifact(odd, "odd", kind="manifest", arch="all"), dest="odd")]}})
     build(tmp_path, lock)
     doc = json.loads((tmp_path / "out.bundle.cdx.json").read_text())
     component = next(c for c in walk(doc["components"]) if c["bom-ref"] == "file:gamma/manifests/odd")
@@ -306,7 +303,7 @@ def test_cli_prints_the_sbom(tmp_path, addons, capsys, monkeypatch):
     _src, spec = addons
     spec["beta"]["packages"] = {"debian": ["mooring-test-pkg"]}  # no apt-get download from the CLI test
     lock_path = tmp_path / "installer.lock.yaml"
-    lock_path.write_text(dump_lock(make_lock(spec)))
+    lock_path.write_text(dump_lock(make_lock_site(spec)))
     monkeypatch.setenv("MOORING_CACHE_DIR", str(tmp_path / "cc"))
     out = str(tmp_path / "cli.bundle")
     argv = ["bundle", "build", str(lock_path), "-o", out, "--key", str(tmp_path / "cli" / "s.key"), "-q"]
