@@ -74,7 +74,7 @@ if bad or not recap:
     sys.exit("the second install changed something on: %s" % (", ".join(bad) or "no recap"))
 PY
 # What a user keeps: the run report next to the inventory and the bundle's SBOM beside it.
-.venv/bin/python - "$(dirname "$INV")/mooring-report-install-latest.json" "$W/bundle.tar.cdx.json" <<'PY'
+.venv/bin/python - "$(dirname "$INV")/.mooring-reports/mooring-report-install-latest.json" "$W/bundle.tar.cdx.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 print("report %s: %s, hosts %s" % (sys.argv[1], report["outcome"], ", ".join(sorted(report["hosts"]))))

@@ -21,8 +21,8 @@ description:
     the playbook declares in the fact C(mooring_report_remaining).
   - The files are C(mooring-report-PLAYBOOK-YYYYmmddTHHMMSSZ.json) and C(.md) (the UTC start of the run),
     plus copies named C(mooring-report-PLAYBOOK-latest.json) and C(.md), each written atomically. They go
-    to the directory of the first inventory source that is a path; when that source is a directory,
-    into its hidden subdirectory C(.mooring-reports) (Ansible would read any other file there as
+    to the hidden directory C(.mooring-reports) beside the first inventory source that is a path (inside
+    it for a directory, in its directory for a file; Ansible would read a visible file there as
     inventory); with no inventory file (C(-i localhost,)) into the current directory.
   - A check run (C(--check)) writes the report too, marked C(check_mode=true).
   - The collection's playbooks load this callback without any configuration through the shim

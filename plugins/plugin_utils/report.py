@@ -350,9 +350,14 @@ def build_report(log, counts, finished, check_mode=False, inventory=(), limit=No
 # Where, and the files
 # --------------------------------------------------------------------------------------------
 def report_directory(override, inventory_sources, cwd):
-    """Where the report goes: ``override`` (the option/MOORING_REPORT_DIR) if set; else the directory of
-    the first inventory source that is a path (a directory source: its :data:`INVENTORY_DIR_SUBDIR`);
-    else ``cwd`` (e.g. ``-i localhost,`` or the implicit localhost)."""
+    """Where the report goes: ``override`` (the option/MOORING_REPORT_DIR) if set; else
+    :data:`INVENTORY_DIR_SUBDIR` beside the first inventory source that is a path (inside it for a
+    directory, in the file's directory for a file); else ``cwd`` (``-i localhost,``, implicit localhost).
+
+    Never a visible file in an inventory's directory: Ansible reads every file of an inventory
+    directory as inventory, and a file inventory's directory is often also used as one (molecule
+    does both), so a report there would be parsed as hosts on the next run. Names starting with a
+    dot are skipped by Ansible's directory inventory."""
     if override:
         return os.path.abspath(os.path.expanduser(str(override)))
     if isinstance(inventory_sources, str):
@@ -364,7 +369,7 @@ def report_directory(override, inventory_sources, cwd):
         if os.path.isdir(path):
             return os.path.join(path, INVENTORY_DIR_SUBDIR)
         if os.path.exists(path):
-            return os.path.dirname(path)
+            return os.path.join(os.path.dirname(path), INVENTORY_DIR_SUBDIR)
     return os.path.abspath(cwd)
 
 

@@ -114,16 +114,16 @@ cp "$ROOT/inventories/lab/$LAB/hosts.yml" site/hosts.yml
 ansible-playbook -i site/hosts.yml mooring.cluster.preflight > "$T/preflight.log" \
   || { cat "$T/preflight.log"; fail "mooring.cluster.preflight"; }
 grep -E "^\S+ +: ok=" "$T/preflight.log"
-if ls site/mooring-report-preflight-latest.json >/dev/null 2>&1; then
-  "$VENV/bin/python" - site/mooring-report-preflight-latest.json <<'PY'
+if ls site/.mooring-reports/mooring-report-preflight-latest.json >/dev/null 2>&1; then
+  "$VENV/bin/python" - site/.mooring-reports/mooring-report-preflight-latest.json <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 hosts = report.get("hosts") or {}
 assert hosts, "the report lists no host"
 print("report: %s, hosts %s" % (sys.argv[1], ", ".join(sorted(hosts))))
 PY
-  [ -s site/mooring-report-preflight-latest.md ] || fail "no Markdown report next to the inventory"
+  [ -s site/.mooring-reports/mooring-report-preflight-latest.md ] || fail "no Markdown report next to the inventory"
 else
-  fail "no report next to the inventory (site/mooring-report-preflight-latest.json)"
+  fail "no report next to the inventory (site/.mooring-reports/mooring-report-preflight-latest.json)"
 fi
 echo "tarball: OK"

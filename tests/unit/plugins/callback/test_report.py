@@ -140,9 +140,17 @@ def test_a_preflight_playbook_reports_next_to_its_inventory(lab):
     stamped = [f for f in files if re.match(r"^mooring-report-preflight-\d{8}T\d{6}Z\.(json|md)$", f)]
     assert len(stamped) == 2 and sorted(files) == sorted(
         stamped + ["mooring-report-preflight-latest.json", "mooring-report-preflight-latest.md"]), files
-    assert sorted(os.listdir(lab["inventory"])) == sorted(["hosts.ini"] + files), "next to the inventory, nowhere else"
-    data = json.loads((lab["inventory"] / stamped[0]).read_text())
-    assert (lab["inventory"] / "mooring-report-preflight-latest.json").read_text() == (lab["inventory"] / stamped[0]).read_text()
+    # Beside the inventory, in the hidden directory a directory inventory skips, nowhere else.
+    assert sorted(os.listdir(lab["inventory"])) == [".mooring-reports", "hosts.ini"]
+    reports = lab["inventory"] / ".mooring-reports"
+    assert sorted(os.listdir(reports)) == sorted(files)
+    data = json.loads((reports / stamped[0]).read_text())
+    assert (reports / "mooring-report-preflight-latest.json").read_text() == (reports / stamped[0]).read_text()
+    # The inventory's directory used as the inventory still lists only its hosts (molecule does both).
+    listed = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-inventory"), "-i", str(lab["inventory"]),
+                             "--list"], capture_output=True, text=True, cwd=str(lab["cwd"]), check=False)
+    assert listed.returncode == 0 and "mooring-report" not in listed.stdout + listed.stderr, listed.stderr
+    assert sorted(json.loads(listed.stdout)["_meta"]["hostvars"]) == ["node-a", "node-b"]
     assert data["schema"] == 1 and data["playbook"] == "preflight" and data["check_mode"] is False
     assert data["playbook_path"] == str(lab["playbooks"] / "preflight.yml")
     assert data["inventory"] == [str(lab["hosts"])]
@@ -161,8 +169,8 @@ def test_a_preflight_playbook_reports_next_to_its_inventory(lab):
     assert data["outcome"] == "failed"
     assert data["remaining"] == [{"kind": "failed", "hosts": ["node-b"], "task": "Break node-b",
                                   "what": "node-b is broken on purpose"}]
-    markdown = (lab["inventory"] / stamped[1]).read_text()
-    assert markdown == (lab["inventory"] / "mooring-report-preflight-latest.md").read_text()
+    markdown = (reports / stamped[1]).read_text()
+    assert markdown == (reports / "mooring-report-preflight-latest.md").read_text()
     assert "| node-a | changed | 3 | 2 | 0 | 2 | 0 | 0 | 0 |" in markdown
     assert "| node-b | failed | 3 | 1 | 1 | 0 | 0 | 0 | 0 |" in markdown
     assert "- **node-b** (failed) at `Break node-b`: node-b is broken on purpose" in markdown
@@ -171,8 +179,8 @@ def test_a_preflight_playbook_reports_next_to_its_inventory(lab):
     summary = run.stdout.split("MOORING REPORT", 1)[1]
     assert re.search(r"^  node-a +2 +0 +\S+s +-$", summary, re.M)
     assert re.search(r"^  node-b +1 +1 +\S+s +failed at Break node-b: node-b is broken on purpose$", summary, re.M)
-    assert "  report: %s" % (lab["inventory"] / stamped[0]) in summary
-    assert "          %s" % (lab["inventory"] / stamped[0].replace(".json", ".md")) in summary
+    assert "  report: %s" % (reports / stamped[0]) in summary
+    assert "          %s" % (reports / stamped[0].replace(".json", ".md")) in summary
 
 
 def test_other_playbooks_and_a_disabled_report_write_nothing(lab):
@@ -263,9 +271,10 @@ def test_the_collection_preflight_playbook_reports_an_unreachable_host(tmp_path)
         run, output = _run(["mooring.cluster.preflight", "-i", str(inventory / "hosts.yml")], cwd)
     assert run.returncode != 0, output
     assert "callback_plugins" not in os.listdir(cwd) and os.listdir(cwd) == []
-    files = sorted(os.listdir(inventory))
-    assert len(files) == 5 and files[-2:] == ["mooring-report-preflight-latest.json", "mooring-report-preflight-latest.md"], files
-    data = json.loads((inventory / files[1]).read_text())
+    assert sorted(os.listdir(inventory)) == [".mooring-reports", "hosts.yml"]
+    files = sorted(os.listdir(inventory / ".mooring-reports"))
+    assert len(files) == 4 and files[-2:] == ["mooring-report-preflight-latest.json", "mooring-report-preflight-latest.md"], files
+    data = json.loads((inventory / ".mooring-reports" / files[0]).read_text())
     assert data["playbook_path"].endswith(os.path.join("ansible_collections", "mooring", "cluster", "playbooks",
                                                        "preflight.yml"))
     ghost = data["hosts"]["ghost"]

@@ -252,8 +252,8 @@ def test_report_directory(tmp_path):
     inv_dir = tmp_path / "inventory"
     inv_dir.mkdir()
     cwd = str(tmp_path / "cwd")
-    assert report.report_directory(None, [str(inv_file)], cwd) == str(inv_file.parent)
-    assert report.report_directory(None, str(inv_file), cwd) == str(inv_file.parent)
+    assert report.report_directory(None, [str(inv_file)], cwd) == str(inv_file.parent / report.INVENTORY_DIR_SUBDIR)
+    assert report.report_directory(None, str(inv_file), cwd) == str(inv_file.parent / report.INVENTORY_DIR_SUBDIR)
     assert report.report_directory(None, [str(inv_dir)], cwd) == str(inv_dir / report.INVENTORY_DIR_SUBDIR)
     assert report.report_directory(None, ["localhost,", str(inv_dir), str(inv_file)], cwd) == str(
         inv_dir / report.INVENTORY_DIR_SUBDIR), "the first source that is a path"
