@@ -152,13 +152,8 @@ def test_version_with_a_bad_second_stack_writes_nothing(work, alpha):
     assert tree(work) != before
 
 
-# --------------------------------------------------------------------------- all or nothing
-def test_commit_files_puts_everything_back_when_a_rename_fails(tmp_path, monkeypatch):
-    (tmp_path / "a").write_text("old a")
-    (tmp_path / "a").chmod(0o755)
-    (tmp_path / "c").write_text("same")
-    changes = [(str(tmp_path / "a"), b"new a"), (str(tmp_path / "sub" / "b"), b"new b"), (str(tmp_path / "c"), b"same")]
-    before = tree(tmp_path)
+def fail_second_replace(monkeypatch):
+    """Make the second ``os.replace`` fail (a disk filling up mid-commit); returns the real one."""
     real = os.replace
     calls = []
 
@@ -169,6 +164,17 @@ def test_commit_files_puts_everything_back_when_a_rename_fails(tmp_path, monkeyp
         return real(src, dst)
 
     monkeypatch.setattr(os, "replace", failing)
+    return real
+
+
+# --------------------------------------------------------------------------- all or nothing
+def test_commit_files_puts_everything_back_when_a_rename_fails(tmp_path, monkeypatch):
+    (tmp_path / "a").write_text("old a")
+    (tmp_path / "a").chmod(0o755)
+    (tmp_path / "c").write_text("same")
+    changes = [(str(tmp_path / "a"), b"new a"), (str(tmp_path / "sub" / "b"), b"new b"), (str(tmp_path / "c"), b"same")]
+    before = tree(tmp_path)
+    real = fail_second_replace(monkeypatch)
     with pytest.raises(OSError, match="No space left"):
         s.commit_files(changes, str(tmp_path))
     monkeypatch.setattr(os, "replace", real)
@@ -220,16 +226,7 @@ def test_export_into_an_existing_directory_keeps_other_files(tmp_path, monkeypat
     assert (out / "mine.txt").read_text() == "mine\n" and (out / "a.yaml").read_text() == "new\n"
     assert s.write_export(str(out), {"": {"a.yaml": "new\n", "b.yaml": "b\n"}}) == []  # nothing changed, nothing written
     before = tree(out)
-    real = os.replace
-    calls = []
-
-    def failing(src, dst):
-        calls.append(dst)
-        if len(calls) == 2:
-            raise OSError(28, "No space left on device", dst)
-        return real(src, dst)
-
-    monkeypatch.setattr(os, "replace", failing)
+    real = fail_second_replace(monkeypatch)
     with pytest.raises(OSError):
         s.write_export(str(out), {"": {"a.yaml": "newer\n", "b.yaml": "newer\n"}})
     monkeypatch.setattr(os, "replace", real)
