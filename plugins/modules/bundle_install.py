@@ -51,6 +51,15 @@ options:
     description: Ask each installed binary for its version and compare it with the lock's.
     type: bool
     default: true
+  running_unit:
+    description:
+      - A systemd unit whose running binaries this task must not swap. When the unit is active and any file
+        would be written, the task fails before writing anything, naming the files and
+        M(mooring.cluster.upgrade) (which replaces them one host at a time after draining it).
+    type: str
+  host:
+    description: The host's name in messages (the inventory name; default the node name).
+    type: str
 seealso:
   - module: mooring.cluster.bundle_unpack
   - module: mooring.cluster.bundle_build
@@ -87,6 +96,8 @@ absent:
   elements: str
 """
 
+import os  # noqa: E402
+
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import install as host_install  # noqa: E402
@@ -100,6 +111,8 @@ def main():
             optional=dict(type="list", elements="str", default=[]),
             arch=dict(type="str"),
             check_versions=dict(type="bool", default=True),
+            running_unit=dict(type="str"),
+            host=dict(type="str"),
         ),
         supports_check_mode=True,
     )
@@ -114,6 +127,12 @@ def main():
     try:
         todo = host_install.plan(entries)
         written = [f["dest"] for _e, f, _s in todo]
+        unit = p["running_unit"]
+        if unit and written and module.run_command(["systemctl", "is-active", "--quiet", unit])[0] == 0:
+            module.fail_json(msg="%s: %s is running and the bundle has other binaries for it (%s); nothing was "
+                             "installed or restarted. Run mooring.cluster.upgrade with this lock and bundle to "
+                             "replace them one host at a time (drain, restart, gate)."
+                             % (p["host"] or os.uname().nodename, unit, ", ".join(written)))
         if not module.check_mode:
             host_install.apply(todo)
         versions, problems = {}, []

@@ -64,6 +64,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+arch:
+  description: The host's architecture in the catalog's terms (V(amd64) for C(x86_64)).
+  returned: always
+  type: str
 bundle:
   description: Summary of the unpacked bundle - C(id), C(path) (its directory), C(hash), C(signer),
     C(sandbox_image) and per add-on C(dir), C(version), C(repo), C(packages), C(binaries), C(images).
@@ -78,6 +82,7 @@ import os  # noqa: E402
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as backend  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import install as host_install  # noqa: E402
 
 
 def decide_and_act(params, check_mode):
@@ -124,7 +129,7 @@ def main():
         changed, summary = decide_and_act(module.params, module.check_mode)
     except (backend.BundleError, OSError) as exc:
         module.fail_json(msg=str(exc))
-    result = dict(changed=changed, bundle=summary)
+    result = dict(changed=changed, bundle=summary, arch=host_install.host_arch())
     if module._diff and changed:
         result["diff"] = dict(before="", after="%s\n" % os.path.join(module.params["dest"], summary["id"]))
     module.exit_json(**result)

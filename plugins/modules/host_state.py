@@ -1,0 +1,237 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: host_state
+short_description: Bring a host to the state a role wants in one pass, changing only what differs
+version_added: 0.1.0
+description:
+  - A role states as data everything it manages on a host - system groups and users, directories, files with
+    their content, mode, owner and group, sysctls, kernel modules, swap and systemd units - and this module reads
+    the host's real state of every item, every run, and changes only the items that differ. There is no stamp or
+    digest file that short-cuts the reading.
+  - One round trip for the whole list. RV(changes) has one line per changed item (what would change in check
+    mode); with C(--diff) the content differences of non-secret files are shown.
+  - Files given with O(files[].src) are read on the controller by the action plugin; O(secrets) are files whose
+    content is never logged or shown in a diff (private keys).
+  - A started unit is restarted when its process is older than its O(units[].binary) or any of its
+    O(units[].files) (C(restart=stale)), so a run killed between writing a file and restarting is finished by
+    the next run. C(systemctl daemon-reload) runs when a file under a systemd directory changed or systemd says a
+    unit file changed.
+author:
+  - Mooring maintainers (@mooring)
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+extends_documentation_fragment:
+  - mooring.cluster.attributes
+options:
+  groups:
+    description: System groups that must exist.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name: {description: 'Group name.', type: str, required: true}
+      system: {description: 'A system group.', type: bool, default: true}
+  users:
+    description: System users that must exist (created without a home directory).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name: {description: 'User name.', type: str, required: true}
+      group: {description: 'Primary group (default the user''s name).', type: str}
+      home: {description: 'Home directory recorded for the user.', type: str}
+      shell: {description: 'Login shell.', type: str, default: /usr/sbin/nologin}
+      system: {description: 'A system user.', type: bool, default: true}
+  directories:
+    description: Directories with their mode, owner and group (created with their parents).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      path: {description: 'Absolute path.', type: str, required: true}
+      mode: {description: 'Octal mode as a string.', type: str, default: '0755'}
+      owner: {description: 'Owner.', type: str, default: root}
+      group: {description: 'Group.', type: str, default: root}
+  files:
+    description: Files with their content, mode, owner and group.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      path: {description: 'Absolute path on the host.', type: str, required: true}
+      content: {description: 'The content. One of O(files[].content) and O(files[].src).', type: str}
+      src: {description: 'A file on the controller whose content is wanted (read by the action plugin).', type: str}
+      mode: {description: 'Octal mode as a string.', type: str, default: '0644'}
+      owner: {description: 'Owner.', type: str, default: root}
+      group: {description: 'Group.', type: str, default: root}
+      validate: {description: 'A command (argv) run on the new content before it replaces the file; C(%s) is its path.', type: list, elements: str}
+  secrets:
+    description: Files whose content is secret (private keys) - never logged, never in a diff. Same fields as O(files).
+    type: list
+    elements: dict
+    default: []
+    no_log: true
+    suboptions:
+      path: {description: 'Absolute path on the host.', type: str, required: true}
+      content: {description: 'The content.', type: str, no_log: true}
+      src: {description: 'A file on the controller whose content is wanted (read by the action plugin).', type: str}
+      mode: {description: 'Octal mode as a string.', type: str, default: '0600'}
+      owner: {description: 'Owner.', type: str, default: root}
+      group: {description: 'Group.', type: str, default: root}
+      validate: {description: 'Not used for secrets.', type: list, elements: str}
+  sysctl:
+    description: Kernel settings (name to value) set now when they differ.
+    type: dict
+    default: {}
+  sysctl_file:
+    description: A C(/etc/sysctl.d) file that keeps O(sysctl) across reboots (written when it differs).
+    type: str
+  kernel_modules:
+    description: Kernel modules loaded now when missing (keep them across reboots with a file in O(files)).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name: {description: 'Module name.', type: str, required: true}
+      unless: {description: 'A path whose presence means the module''s feature is built in (no load needed).', type: str}
+  swap_off:
+    description: Turn swap off now and comment out the swap entries of C(/etc/fstab).
+    type: bool
+    default: false
+  units:
+    description: Systemd units, handled after every file (so a changed unit file is loaded first).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name: {description: 'Unit name.', type: str, required: true}
+      enabled: {description: 'Enabled at boot (null leaves it).', type: bool}
+      state: {description: 'Running state (null leaves it).', type: str, choices: [started, stopped]}
+      restart:
+        description: V(stale) restarts a started unit whose process is older than its binary or files; V(never) leaves it.
+        type: str
+        choices: [stale, never]
+        default: stale
+      binary: {description: 'The executable the unit runs.', type: str}
+      files: {description: 'Files the process reads at start.', type: list, elements: str, default: []}
+      ready: {description: 'A command (argv) that must succeed after a start or restart.', type: list, elements: str}
+      ready_timeout: {description: 'Seconds to wait for O(units[].ready).', type: int, default: 60}
+      requires: {description: 'A path that must exist for the unit to be handled (its program); else it is left alone.', type: str}
+  exists:
+    description: Paths whose existence is reported in RV(exists) (read before anything changes).
+    type: list
+    elements: str
+    default: []
+seealso:
+  - module: mooring.cluster.bundle_install
+"""
+
+EXAMPLES = r"""
+- name: Containerd's configuration and unit
+  mooring.cluster.host_state:
+    directories:
+      - {path: /etc/containerd, mode: '0755'}
+    files:
+      - {path: /etc/containerd/config.toml, content: "{{ lookup('template', 'config.toml.j2') }}", mode: '0600'}
+    units:
+      - {name: containerd, enabled: true, state: started, binary: /usr/local/bin/containerd,
+         files: [/etc/containerd/config.toml]}
+"""
+
+RETURN = r"""
+changes:
+  description: One line per changed item (in check mode, per item that would change).
+  returned: always
+  type: list
+  elements: str
+  sample: ["file /etc/containerd/config.toml: content", "unit containerd: restarted (/etc/containerd/config.toml changed after the process started)"]
+exists:
+  description: For each path of O(exists), whether it existed before this task.
+  returned: always
+  type: dict
+changed_files:
+  description: Paths of the files and secrets written or whose mode or owner was fixed.
+  returned: always
+  type: list
+  elements: str
+units:
+  description: Each handled unit's ActiveState after this task (V(active) when it was started or would be in check mode).
+  returned: always
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.mooring.cluster.plugins.module_utils.common import host_state  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
+
+_FILE = dict(
+    path=dict(type="str", required=True),
+    content=dict(type="str"),
+    src=dict(type="str"),
+    mode=dict(type="str", default="0644"),
+    owner=dict(type="str", default="root"),
+    group=dict(type="str", default="root"),
+    validate=dict(type="list", elements="str"),
+)
+
+
+def main():
+    secret = dict(_FILE, content=dict(type="str", no_log=True), mode=dict(type="str", default="0600"))
+    module = AnsibleModule(
+        argument_spec=dict(
+            groups=dict(type="list", elements="dict", default=[], options=dict(
+                name=dict(type="str", required=True), system=dict(type="bool", default=True))),
+            users=dict(type="list", elements="dict", default=[], options=dict(
+                name=dict(type="str", required=True), group=dict(type="str"), home=dict(type="str"),
+                shell=dict(type="str", default="/usr/sbin/nologin"), system=dict(type="bool", default=True))),
+            directories=dict(type="list", elements="dict", default=[], options=dict(
+                path=dict(type="str", required=True), mode=dict(type="str", default="0755"),
+                owner=dict(type="str", default="root"), group=dict(type="str", default="root"))),
+            files=dict(type="list", elements="dict", default=[], options=_FILE),
+            secrets=dict(type="list", elements="dict", default=[], no_log=True, options=secret),
+            sysctl=dict(type="dict", default={}),
+            sysctl_file=dict(type="str"),
+            kernel_modules=dict(type="list", elements="dict", default=[], options=dict(
+                name=dict(type="str", required=True), unless=dict(type="str"))),
+            swap_off=dict(type="bool", default=False),
+            units=dict(type="list", elements="dict", default=[], options=dict(
+                name=dict(type="str", required=True), enabled=dict(type="bool"),
+                state=dict(type="str", choices=["started", "stopped"]),
+                restart=dict(type="str", choices=["stale", "never"], default="stale"),
+                binary=dict(type="str"), files=dict(type="list", elements="str", default=[]),
+                ready=dict(type="list", elements="str"), ready_timeout=dict(type="int", default=60),
+                requires=dict(type="str"))),
+            exists=dict(type="list", elements="str", default=[]),
+        ),
+        supports_check_mode=True,
+    )
+    for item in module.params["files"] + module.params["secrets"]:
+        if item["content"] is None:
+            module.fail_json(msg="file %s: no content (src is read by the action plugin on the controller)" % item["path"])
+
+    def run(argv):
+        return module.run_command(argv, environ_update={"LC_ALL": "C"})
+
+    try:
+        out = host_state.converge(module.params, run, check_mode=module.check_mode, diff=module._diff)
+    except (MooringError, OSError) as exc:
+        module.fail_json(msg=str(exc))
+    diffs = out.pop("diffs")
+    result = dict(changed=bool(out["changes"]), **out)
+    if diffs:
+        result["diff"] = diffs
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
