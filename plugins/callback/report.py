@@ -12,9 +12,13 @@ version_added: 0.1.0
 description:
   - At the end of the playbooks C(mooring.cluster.install), C(mooring.cluster.upgrade), C(mooring.cluster.join)
     and C(mooring.cluster.preflight) (recognised by the playbook's file name; any other playbook writes
-    nothing), prints a compact table per host (changed, failed, time, what is left) and writes a report a user
+    nothing), prints a compact table per host (changed, modules, controller, failed, time, what is left) and writes a report a user
     can keep or attach to a change ticket - JSON for scripts, Markdown for people.
-  - Per host the report has the task counts of the PLAY RECAP, the names of the changed tasks, the versions
+  - Per host the report has the task counts of the PLAY RECAP; what really ran - C(modules), the module
+    executions on the host (each loop item and each retry counts; a task delegated to another host counts
+    there), and C(controller), the executions on the controller for the host (delegated to localhost, or
+    with the local connection), while actions that never reach a host (set_fact, debug, assert, include_role
+    and the like) count in neither; the names of the changed tasks, the versions
     installed (from the lock the run used and from the hosts' own C(mooring.cluster.bundle_install) results),
     the wall time and the time per role, and what is left - the failing task and its message, the
     unreachable task, the plays the host was not reached in, the kubeadm boundary of the lock, and whatever
@@ -73,6 +77,7 @@ import time
 
 from ansible import context
 from ansible.plugins.callback import CallbackBase
+from ansible.plugins.loader import action_loader, module_loader
 from ansible.template import Templar
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import boundary
@@ -100,6 +105,28 @@ def _task_info(task):
     return task.get_name(), role.get_name() if role is not None else None, action
 
 
+def _is_loop(task):
+    """The task has a loop (``loop:`` or ``with_*``): its items are counted, not its final result."""
+    return getattr(task, "loop", None) is not None or bool(getattr(task, "loop_with", None))
+
+
+def _needs_connection(action, collections):
+    """False when the action's plugin declares it needs no connection to the host (ansible-core's set_fact,
+    debug, assert..., this collection's controller-side actions), as the task executor finds the plugin."""
+    try:
+        found = module_loader.find_plugin_with_context(action, collection_list=collections)
+        if found.resolved and found.action_plugin:
+            handler = found.action_plugin
+        elif action_loader.has_plugin(action, collection_list=collections):
+            handler = action
+        else:
+            return True  # a module run by the 'normal' action: it goes to the host
+        plugin = action_loader.get(handler, class_only=True, collection_list=collections)
+    except Exception:  # an action that cannot be looked up here ran anyway: count it as reaching the host
+        return True
+    return bool(getattr(plugin, "_requires_connection", True))
+
+
 def _pattern_text(hosts):
     return ",".join(str(h) for h in hosts) if isinstance(hosts, (list, tuple)) else str(hosts or "")
 
@@ -117,6 +144,10 @@ class CallbackModule(CallbackBase):
         self._log = None
         self._plays = []
         self._play = None
+        self._batch = []
+        self._connections = {}
+        self._retries = {}
+        self._needs_cache = {}
 
     # ---------------------------------------------------------------- the run
     def v2_playbook_on_start(self, playbook):
@@ -139,6 +170,7 @@ class CallbackModule(CallbackBase):
         if inventory is not None:
             batch = [h.get_name() for h in inventory.get_hosts(play.hosts)]
             targeted = [h.get_name() for h in inventory.get_hosts(play.hosts, ignore_restrictions=True)]
+        self._batch = batch
         self._log.play_start(play._uuid, play.get_name(), batch, targeted, time.monotonic())
 
     def v2_playbook_on_task_start(self, task, is_conditional):
@@ -151,6 +183,56 @@ class CallbackModule(CallbackBase):
     def v2_runner_on_start(self, host, task):
         if self._log is not None:
             self._log.host_start(host.get_name(), task._uuid, time.monotonic())
+            # Only a task that may run a module on this host itself needs its connection looked up here.
+            if not (_is_loop(task) or task.delegate_to or task.action in report.CONTROLLER_ACTIONS
+                    or not self._needs_host(task.action, task)):
+                self._connections[(host.get_name(), task._uuid)] = self._host_connection(host, task)
+
+    def _host_connection(self, host, task):
+        """The connection the task will use on ``host``: its ``ansible_connection`` variable (with the
+        task's variables, as the task executor reads it), else None (the task's ``connection`` keyword,
+        which the result's task fields carry). Only a loop item's task fields name the connection used."""
+        play = self._play
+        try:
+            variables = play.get_variable_manager().get_vars(play=play, host=host, task=task, include_hostvars=False,
+                                                             _hosts=self._batch, _hosts_all=self._batch)
+            value = variables.get("ansible_connection")
+            if isinstance(value, str) and "{{" in value:
+                value = Templar(loader=getattr(play, "_loader", None), variables=variables).template(value)
+        except Exception:  # variables that cannot be read here: the task's connection keyword
+            return None
+        return str(value) if value is not None else None
+
+    def _needs_host(self, action, task):
+        """:func:`_needs_connection` of the action, once per action and collection list."""
+        key = (action, tuple(getattr(task, "collections", None) or ()))
+        if key not in self._needs_cache:
+            self._needs_cache[key] = _needs_connection(action, list(key[1]) or None)
+        return self._needs_cache[key]
+
+    def _execution(self, result, status, item):
+        """Count one execution (a task without a loop, or one loop item) for :meth:`report.RunLog.execution`."""
+        task = _part(result, "task")
+        host = _part(result, "host").get_name()
+        data = _part(result, "result") or {}
+        fields = _part(result, "task_fields") or {}
+        known = self._connections.pop((host, task._uuid), None)
+        retries = self._retries.pop((host, task._uuid), 0)  # this execution's (this item's) earlier attempts
+        if not item and _is_loop(task):
+            return  # a loop's final result: its items were counted as they ran
+        if status != "unreachable" and data.get("unreachable"):
+            status = "unreachable"  # an item that could not reach the host comes as a failed item
+        action = _task_info(task)[2]
+        delegated = data.get("_ansible_delegated_vars") or {}
+        delegate_to = fields.get("delegate_to")  # templated (per item for a loop) by the task executor
+        if item:
+            connection = fields.get("connection")  # the connection plugin that ran this item
+        elif delegate_to:
+            connection = delegated.get("ansible_connection") or fields.get("connection")
+        else:
+            connection = known or fields.get("connection")
+        self._log.execution(host, action, status, connection=connection, delegate_to=delegate_to or None,
+                            retries=retries, needs_connection=self._needs_host(action, task))
 
     def _result(self, result, status):
         if self._log is None:
@@ -161,6 +243,17 @@ class CallbackModule(CallbackBase):
         probe = bool(fields.get("check_mode")) and not context.CLIARGS.get("check", False)
         self._log.host_result(_part(result, "host").get_name(), task._uuid, name, role, action, status,
                               dict(_part(result, "result") or {}), time.monotonic(), args=fields.get("args"), probe=probe)
+        self._execution(result, status, item=False)
+
+    def _item(self, result, status):
+        if self._log is not None:
+            self._execution(result, status, item=True)
+
+    def v2_runner_retry(self, result):
+        """An attempt of ``until``/``retries`` that will be retried: it ran; counted with the task's (item's) result."""
+        if self._log is not None:
+            key = (_part(result, "host").get_name(), _part(result, "task")._uuid)
+            self._retries[key] = self._retries.get(key, 0) + 1
 
     def v2_runner_on_ok(self, result):
         self._result(result, "ok")
@@ -173,6 +266,15 @@ class CallbackModule(CallbackBase):
 
     def v2_runner_on_skipped(self, result):
         self._result(result, "skipped")
+
+    def v2_runner_item_on_ok(self, result):
+        self._item(result, "ok")
+
+    def v2_runner_item_on_failed(self, result):
+        self._item(result, "failed")
+
+    def v2_runner_item_on_skipped(self, result):
+        self._item(result, "skipped")
 
     # ---------------------------------------------------------------- the end
     def _declare_plays(self):
@@ -236,3 +338,4 @@ class CallbackModule(CallbackBase):
                 self._display.display(line)
         finally:
             self._log = None
+            self._connections, self._retries = {}, {}

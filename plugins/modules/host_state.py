@@ -163,6 +163,11 @@ changed_files:
   returned: always
   type: list
   elements: str
+stale:
+  description: For each running unit with O(units[].restart=never), why its process is not what is installed
+    (its binary or files changed after it started); units that are up to date are not listed.
+  returned: always
+  type: dict
 units:
   description: Each handled unit's ActiveState after this task (V(active) when it was started or would be in check mode).
   returned: always

@@ -1,11 +1,12 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""PRIVATE to mooring.cluster: the run report of install, upgrade, join and preflight (plain data, no Ansible).
+"""PRIVATE to mooring.cluster: the run report of install, upgrade, join and preflight (plain data, no Ansible objects).
 
 The callback ``mooring.cluster.report`` only turns Ansible's events into calls on a :class:`RunLog`
 (plain names, numbers and result mappings) and, at the end of the playbook, calls
 :func:`build_report`, :func:`render_markdown`, :func:`write_report` and :func:`summary_lines`.
-Everything the report says is decided here, so it is tested without running Ansible.
+Everything the report says is decided here, so it is tested without running Ansible. (The lists of
+actions ansible-core runs on the controller are ansible-core's own, from ``ansible.constants``.)
 
 Times given to :class:`RunLog` are seconds of one monotonic clock; wall-clock times
 (``started``/``finished``) are timezone-aware UTC datetimes. The JSON schema is documented in
@@ -19,6 +20,8 @@ import os
 import re
 import weakref
 
+from ansible import constants as C
+
 from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_atomic
 
 SCHEMA_VERSION = 1
@@ -31,6 +34,8 @@ INVENTORY_DIR_SUBDIR = ".mooring-reports"
 MESSAGE_LIMIT = 300
 SUMMARY_LEFT_LIMIT = 110
 COUNT_KEYS = ("ok", "changed", "failed", "skipped", "unreachable", "rescued", "ignored")
+# What really ran, per host (see execution()): module executions on the host, and on the controller for it.
+EXECUTION_KEYS = ("modules", "controller")
 # A fact a playbook sets (set_fact) to declare what the run leaves to do: a string or a list of strings.
 REMAINING_FACT = "mooring_report_remaining"
 _BUNDLE_INSTALL = ("mooring.cluster.bundle_install", "bundle_install")
@@ -42,6 +47,54 @@ _BOUNDARY_LEFT = {
     "join": "kubeadm join of the new hosts was not run",
 }
 _NO_LOG = "(hidden: no_log)"
+
+
+def _builtin(*names):
+    return tuple(names) + tuple("ansible.%s.%s" % (ns, name) for ns in ("builtin", "legacy") for name in names)
+
+
+def _core(constant, *names):
+    """ansible-core's own list of these actions (``ansible.constants``), or the names when it has none."""
+    return tuple(getattr(C, constant, None) or _builtin(*names))
+
+
+# Actions that never reach a host: the executor or an action plugin does them on the controller, no
+# connection to the host is made and no module is sent to it. Not counted in ``modules`` nor ``controller``.
+# (Besides these, any action whose plugin declares it needs no connection, _requires_connection = False:
+# the callback looks that up and passes ``needs_connection``.)
+CONTROLLER_ACTIONS = frozenset(
+    _core("_ACTION_ALL_INCLUDES", "include_tasks", "include_role")
+    + _core("_ACTION_IMPORT_TASKS", "import_tasks") + _core("_ACTION_IMPORT_ROLE", "import_role")
+    + _core("_ACTION_IMPORT_PLAYBOOK", "import_playbook") + _core("_ACTION_META", "meta")
+    + _core("_ACTION_SET_FACT", "set_fact") + _core("_ACTION_DEBUG", "debug")
+    + _core("_ACTION_INVENTORY_TASKS", "add_host", "group_by") + _core("_ACTION_INCLUDE_VARS", "include_vars")
+    + _builtin("assert", "fail", "validate_argument_spec", "set_stats", "pause"))
+# The connection plugin that runs modules on the controller itself, and the names of the controller.
+LOCAL_CONNECTIONS = _builtin("local")
+CONTROLLER_NAMES = tuple(getattr(C, "LOCALHOST", None) or ("127.0.0.1", "localhost", "::1"))
+# The results of an execution that ran (a failed one too); skipped and unreachable ones did not.
+_RAN = ("ok", "failed", "ignored")
+
+
+def execution(action, status, connection=None, delegate_to=None, retries=0, needs_connection=True):
+    """What one execution counts - one task without a loop, or one item of a loop, with the attempts
+    ``until``/``retries`` made before it - as ``(key, host, times)``, or None when it counts nothing.
+
+    ``key`` is ``modules`` (it ran on a managed host: ``host`` is the host it was delegated to, None for
+    the host it ran for) or ``controller`` (its connection is ``local`` or it was delegated to localhost,
+    127.0.0.1 or ::1: it ran on the controller, counted for the host it ran for; ``host`` None).
+    ``times`` is ``retries`` (the failed attempts before this result, each ran) plus one unless ``status``
+    is skipped or unreachable (it did not run). Nothing for an action in :data:`CONTROLLER_ACTIONS` or one
+    whose plugin needs no connection (``needs_connection`` False). ``connection``: the connection plugin
+    that ran it (``local``, ``ansible.builtin.ssh``...); ``delegate_to``: the (templated) host it was
+    delegated to, or None.
+    """
+    times = (1 if status in _RAN else 0) + max(int(retries or 0), 0)
+    if not times or action in CONTROLLER_ACTIONS or not needs_connection:
+        return None
+    if connection in LOCAL_CONNECTIONS or (delegate_to and str(delegate_to) in CONTROLLER_NAMES):
+        return "controller", None, times
+    return "modules", str(delegate_to) if delegate_to else None, times
 _SPACE = re.compile(r"\s+")
 
 _CLAIMS = weakref.WeakKeyDictionary()
@@ -115,6 +168,8 @@ class _HostLog(object):
         self.artifacts = {}
         self.failure = None
         self.unreachable = None
+        self.modules = 0
+        self.controller = 0
 
     def seen(self, now):
         self.first = now if self.first is None else min(self.first, now)
@@ -209,6 +264,17 @@ class RunLog(object):
             if isinstance(line, str) and line.strip() and shorten(line) not in self.remaining:
                 self.remaining.append(shorten(line))
 
+    def execution(self, host, action, status, connection=None, delegate_to=None, retries=0, needs_connection=True):
+        """One execution for ``host`` (a task without a loop, or one loop item; never a loop's final result,
+        whose items were counted): counted as :func:`execution` says, in ``modules`` of the host it was
+        delegated to (else ``host``) or in ``controller`` of ``host``. Returns what it counted."""
+        counted = execution(action, status, connection, delegate_to, retries, needs_connection)
+        if counted is not None:
+            key, on, times = counted
+            entry = self.host(on or host)
+            setattr(entry, key, getattr(entry, key) + times)
+        return counted
+
     def end(self, now):
         self._close_segment(now)
         self.finish = now
@@ -268,7 +334,7 @@ def build_report(log, counts, finished, check_mode=False, inventory=(), limit=No
             unreachable = {"task": None, "play": None, "message": "unreachable"}
         if count["failed"] and failure is None:
             failure = {"task": None, "play": None, "message": "failed"}
-        reached_any = name in counts or any(entry.events.values())
+        reached_any = name in counts or any(entry.events.values()) or entry.modules or entry.controller
         if unreachable:
             status = "unreachable"
         elif failure:
@@ -282,6 +348,8 @@ def build_report(log, counts, finished, check_mode=False, inventory=(), limit=No
         hosts[name] = {
             "status": status,
             "counts": count,
+            "modules": entry.modules,
+            "controller": entry.controller,
             "changed_tasks": list(entry.changed_tasks),
             "duration": _seconds(entry.last - entry.first) if entry.first is not None else 0.0,
             "roles": {role: _seconds(entry.roles[role]) for role in sorted(entry.roles)},
@@ -323,6 +391,7 @@ def build_report(log, counts, finished, check_mode=False, inventory=(), limit=No
     else:
         outcome = "success"
     totals = {key: sum(h["counts"][key] for h in hosts.values()) for key in COUNT_KEYS}
+    totals.update((key, sum(h[key] for h in hosts.values())) for key in EXECUTION_KEYS)
     totals["hosts"] = len(hosts)
     return {
         "schema": SCHEMA_VERSION,
@@ -454,13 +523,17 @@ def render_markdown(report):
                          ("Lock", lock_text), ("Playbook", report["playbook_path"]),
                          ("Schema", "%s %s" % (report["kind"], report["schema"]))):
         lines.append("| %s | %s |" % (label, _cell(value)))
-    lines += ["", "## Hosts", "", "| Host | Status | ok | changed | failed | skipped | unreachable | rescued | ignored | Time |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+    lines += ["", "## Hosts", "", "| Host | Status | ok | changed | failed | skipped | unreachable | rescued | ignored "
+              "| modules | controller | Time |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, host in report["hosts"].items():
         c = host["counts"]
-        lines.append("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %s |" % (
+        lines.append("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %s |" % (
             _cell(name), host["status"], c["ok"], c["changed"], c["failed"], c["skipped"], c["unreachable"],
-            c["rescued"], c["ignored"], duration_text(host["duration"])))
+            c["rescued"], c["ignored"], host["modules"], host["controller"], duration_text(host["duration"])))
+    lines += ["", "ok ... ignored: the PLAY RECAP's task counts. modules: module executions on the host (each loop item "
+              "and retry; tasks delegated to it too). controller: executions on the controller for the host (delegated "
+              "to localhost, or the local connection). set_fact, debug, include_role and other actions that never "
+              "reach a host count in neither."]
     lines += ["", "## What is left", ""]
     if report["remaining"]:
         for item in report["remaining"]:
@@ -501,13 +574,15 @@ def summary_lines(report, paths=None):
     """The compact table printed at the end of the run, and the report's paths."""
     mode = " (check mode)" if report["check_mode"] else ""
     head = "MOORING REPORT mooring.cluster.%s: %s%s" % (report["playbook"], report["outcome"], mode)
-    rows = [("HOST", "CHANGED", "FAILED", "TIME", "LEFT")]
+    rows = [("HOST", "CHANGED", "MODULES", "CONTROLLER", "FAILED", "TIME", "LEFT")]
     for name, host in report["hosts"].items():
-        rows.append((name, str(host["counts"]["changed"]), str(host["counts"]["failed"] + host["counts"]["unreachable"]),
+        rows.append((name, str(host["counts"]["changed"]), str(host["modules"]), str(host["controller"]),
+                     str(host["counts"]["failed"] + host["counts"]["unreachable"]),
                      duration_text(host["duration"]), shorten(_left(host), SUMMARY_LEFT_LIMIT)))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    last = len(rows[0]) - 1
+    widths = [max(len(row[i]) for row in rows) for i in range(last)]
     lines = [head]
-    lines.extend("  " + "  ".join(row[i].ljust(widths[i]) for i in range(4)) + "  " + row[4] for row in rows)
+    lines.extend("  " + "  ".join(row[i].ljust(widths[i]) for i in range(last)) + "  " + row[last] for row in rows)
     for item in report["remaining"]:
         if item["kind"] in ("kubeadm_boundary", "declared") or (item["kind"] == "not_reached" and not item["hosts"]):
             lines.append("  left: %s" % shorten(item["what"], SUMMARY_LEFT_LIMIT))

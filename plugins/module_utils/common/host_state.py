@@ -44,6 +44,7 @@ class HostState:
         self.changed_paths = set()
         self.changed_files = []  # files (and secrets) written or fixed, in order
         self.unit_states = {}    # unit -> ActiveState after this pass
+        self.stale = {}          # unit (restart=never) -> why its process is not what is installed
 
     # -- helpers ---------------------------------------------------------------------------------
     def _path(self, path):
@@ -272,6 +273,11 @@ class HostState:
                 self._must(["systemctl", "start", name], "unit %s" % name)
                 self._ready(item)
             what.append("started")
+        elif active and item.get("restart", "stale") == "never":
+            # Restarted by someone else (etcd: behind a health gate, one member at a time); said here.
+            reasons = service.stale_reasons(props, item.get("binary"), list(item.get("files") or ()))
+            if reasons:
+                self.stale[name] = reasons
         elif state == "started" and item.get("restart", "stale") == "stale":
             files = list(item.get("files") or ())
             # In check mode nothing was written, so what would be written counts as changed.
@@ -337,4 +343,4 @@ def converge(params, run, check_mode=False, diff=False, root="/"):
         state.swap_off()
     state.units(params.get("units"))
     return dict(changes=state.changes, diffs=state.diffs, exists=exists, changed_files=state.changed_files,
-                units=state.unit_states)
+                units=state.unit_states, stale=state.stale)
