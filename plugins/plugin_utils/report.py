@@ -95,6 +95,8 @@ def execution(action, status, connection=None, delegate_to=None, retries=0, need
     if connection in LOCAL_CONNECTIONS or (delegate_to and str(delegate_to) in CONTROLLER_NAMES):
         return "controller", None, times
     return "modules", str(delegate_to) if delegate_to else None, times
+
+
 _SPACE = re.compile(r"\s+")
 
 _CLAIMS = weakref.WeakKeyDictionary()

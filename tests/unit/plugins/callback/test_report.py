@@ -87,6 +87,96 @@ INSTALL = """
 """
 
 
+# A connection plugin that is not 'local' (the local one under another name): hosts that use it count in
+# `modules`, as hosts reached over ssh do, without an ssh server.
+STUB_CONNECTION = '''
+from __future__ import annotations
+
+DOCUMENTATION = """
+name: stub_remote
+short_description: The local connection under another name, for a test
+description: [Runs modules like the local connection; its name is not local.]
+author: [Mooring maintainers (@mooring)]
+options: {}
+"""
+
+from ansible.plugins.connection.local import Connection as _Local
+
+
+class Connection(_Local):
+    transport = "stub_remote"
+'''
+
+WHAT_RAN = """
+- name: What ran
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Plain
+      ansible.builtin.command: "true"
+      changed_when: false
+    - name: A loop, item 3 skipped
+      ansible.builtin.command: "true"
+      loop: [1, 2, 3, 4, 5]
+      when: item != 3
+      changed_when: false
+    - name: A loop, every item skipped
+      ansible.builtin.command: "true"
+      loop: [1, 2]
+      when: false
+    - name: On the controller
+      ansible.builtin.command: "true"
+      delegate_to: localhost
+      changed_when: false
+    - name: On node-b, once
+      ansible.builtin.command: "true"
+      delegate_to: node-b
+      run_once: true
+      changed_when: false
+    - name: A delegated loop
+      ansible.builtin.command: "true"
+      delegate_to: "{{ item }}"
+      loop: [localhost, node-b]
+      run_once: true
+      changed_when: false
+    - name: A fact
+      ansible.builtin.set_fact:
+        seen: true
+    - name: Say
+      ansible.builtin.debug:
+        msg: hello
+    - name: A role, with its argument spec
+      ansible.builtin.include_role:
+        name: probe
+    - name: Included twice
+      ansible.builtin.include_tasks: included.yml
+      loop: [1, 2]
+    - name: A controller-side action of the collection
+      mooring.cluster.lock_values:
+        path: /nonexistent/installer.lock.yaml
+      ignore_errors: true
+    - name: Three attempts
+      ansible.builtin.command: "false"
+      register: attempt
+      until: attempt.rc == 0
+      retries: 2
+      delay: 0
+      ignore_errors: true
+      changed_when: false
+    - name: The keyword says local, the host's variable wins (node-b)
+      ansible.builtin.command: "true"
+      connection: local
+      when: inventory_hostname == 'node-b'
+      changed_when: false
+    - name: Local by a task variable (node-a)
+      ansible.builtin.command: "true"
+      vars:
+        ansible_connection: local
+      when: inventory_hostname == 'node-a'
+      changed_when: false
+"""
+
+
 def _env(**extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "MOORING_REPORT"))}
     env.update(extra)
@@ -165,22 +255,62 @@ def test_a_preflight_playbook_reports_next_to_its_inventory(lab):
     assert (a["status"], b["status"]) == ("changed", "failed")
     assert b["failure"] == {"task": "Break node-b", "play": "Checks", "message": "node-b is broken on purpose"}
     assert a["failure"] is None and a["not_reached"] == []
+    # What ran: hosts with ansible_connection=local run their modules on the controller (command, copy,
+    # file on node-a; command, copy on node-b); debug and fail never reach a host, skipped tasks did not run.
+    assert (a["modules"], a["controller"], b["modules"], b["controller"]) == (0, 3, 0, 2)
     assert 0 < a["duration"] <= data["duration"] and 0 < b["duration"] <= data["duration"]
     assert data["outcome"] == "failed"
     assert data["remaining"] == [{"kind": "failed", "hosts": ["node-b"], "task": "Break node-b",
                                   "what": "node-b is broken on purpose"}]
     markdown = (reports / stamped[1]).read_text()
     assert markdown == (reports / "mooring-report-preflight-latest.md").read_text()
-    assert "| node-a | changed | 3 | 2 | 0 | 2 | 0 | 0 | 0 |" in markdown
-    assert "| node-b | failed | 3 | 1 | 1 | 0 | 0 | 0 | 0 |" in markdown
+    assert "| node-a | changed | 3 | 2 | 0 | 2 | 0 | 0 | 0 | 0 | 3 |" in markdown
+    assert "| node-b | failed | 3 | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 2 |" in markdown
     assert "- **node-b** (failed) at `Break node-b`: node-b is broken on purpose" in markdown
     # The summary, once, after the recap, with both paths.
     assert run.stdout.count("MOORING REPORT mooring.cluster.preflight: failed") == 1
     summary = run.stdout.split("MOORING REPORT", 1)[1]
-    assert re.search(r"^  node-a +2 +0 +\S+s +-$", summary, re.M)
-    assert re.search(r"^  node-b +1 +1 +\S+s +failed at Break node-b: node-b is broken on purpose$", summary, re.M)
+    assert re.search(r"^  HOST +CHANGED +MODULES +CONTROLLER +FAILED +TIME +LEFT$", summary, re.M)
+    assert re.search(r"^  node-a +2 +0 +3 +0 +\S+s +-$", summary, re.M)
+    assert re.search(r"^  node-b +1 +0 +2 +1 +\S+s +failed at Break node-b: node-b is broken on purpose$", summary, re.M)
     assert "  report: %s" % (reports / stamped[0]) in summary
     assert "          %s" % (reports / stamped[0].replace(".json", ".md")) in summary
+
+
+def test_what_ran_per_host_under_ansible_playbook(lab):
+    """modules and controller from a real run: loops, skips, retries, delegation, includes, set_fact and
+    a controller-side action, on hosts whose connection is not local."""
+    (lab["playbooks"] / "connection_plugins").mkdir()
+    (lab["playbooks"] / "connection_plugins" / "stub_remote.py").write_text(STUB_CONNECTION)
+    (lab["playbooks"] / "roles" / "probe" / "tasks").mkdir(parents=True)
+    (lab["playbooks"] / "roles" / "probe" / "meta").mkdir()
+    (lab["playbooks"] / "roles" / "probe" / "tasks" / "main.yml").write_text(
+        "- name: The role's command\n  ansible.builtin.command: \"true\"\n  changed_when: false\n")
+    (lab["playbooks"] / "roles" / "probe" / "meta" / "argument_specs.yml").write_text(
+        "argument_specs:\n  main:\n    options:\n      word: {type: str, default: x}\n")
+    (lab["playbooks"] / "included.yml").write_text(
+        "- name: The included command\n  ansible.builtin.command: \"true\"\n  changed_when: false\n")
+    (lab["playbooks"] / "preflight.yml").write_text(textwrap.dedent(WHAT_RAN))
+    lab["hosts"].write_text("".join("%s ansible_connection=stub_remote ansible_python_interpreter=%s\n" % (h, sys.executable)
+                                    for h in ("node-a", "node-b")))
+    run, output = _run([str(lab["playbooks"] / "preflight.yml"), "-i", str(lab["hosts"])], lab["cwd"])
+    assert run.returncode == 0, output
+    data = json.loads((lab["inventory"] / ".mooring-reports" / "mooring-report-preflight-latest.json").read_text())
+    a, b = data["hosts"]["node-a"], data["hosts"]["node-b"]
+    # Each host: Plain 1, the loop's 4 items that ran, the role's command 1 (not include_role nor its
+    # argument validation), the included command twice, 3 attempts = 11. node-b also ran the keyword-local
+    # task (its host variable says stub_remote, and wins), the task delegated to it and the delegated
+    # loop's node-b item, both for node-a (run_once) = 14. set_fact, debug, include_tasks, lock_values and
+    # skipped tasks: nothing. The controller: the task delegated to localhost on each host; for node-a
+    # also the delegated loop's localhost item and the task with ansible_connection=local.
+    assert (a["modules"], a["controller"]) == (11, 3), a
+    assert (b["modules"], b["controller"]) == (14, 1), b
+    assert (data["totals"]["modules"], data["totals"]["controller"]) == (25, 4)
+    summary = run.stdout.split("MOORING REPORT", 1)[1]
+    assert re.search(r"^  node-a +0 +11 +3 +0 +\S+s +-$", summary, re.M), summary
+    assert re.search(r"^  node-b +0 +14 +1 +0 +\S+s +-$", summary, re.M), summary
+    markdown = (lab["inventory"] / ".mooring-reports" / "mooring-report-preflight-latest.md").read_text()
+    assert re.search(r"^\| node-a \| ok \| (\d+ \| ){7}11 \| 3 \| ", markdown, re.M), markdown
 
 
 def test_other_playbooks_and_a_disabled_report_write_nothing(lab):
@@ -283,7 +413,9 @@ def test_the_collection_preflight_playbook_reports_an_unreachable_host(tmp_path)
     assert "port %d" % port in ghost["unreachable"]["message"] and "refused" in ghost["unreachable"]["message"]
     assert [i["kind"] for i in data["remaining"]][:1] == ["unreachable"] and data["remaining"][0]["hosts"] == ["ghost"]
     assert ghost["roles"].get("mooring.cluster.preflight", 0) > 0
-    assert re.search(r"^  ghost +0 +1 +\S+s +unreachable: ", run.stdout, re.M), output
+    # Nothing ran on the host; the inventory-wide judgement ran once, delegated to localhost, for it.
+    assert (ghost["modules"], ghost["controller"]) == (0, 1)
+    assert re.search(r"^  ghost +0 +0 +1 +1 +\S+s +unreachable: ", run.stdout, re.M), output
 
 
 def test_under_ansible_runner_beside_awx_display(tmp_path):

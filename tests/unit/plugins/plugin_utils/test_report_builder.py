@@ -72,6 +72,15 @@ def _run():
                     {"failed": True, "msg": "ignored"}, 1013.5)
     # A rescued failure on cp1: recorded, but the stats say failed=0.
     log.host_result("cp1", "t4", "Try", None, "ansible.builtin.command", "failed", {"msg": "first try"}, 1014.0)
+    # What ran: the callback calls execution() for each task without a loop and each loop item.
+    log.execution("cp1", "mooring.cluster.preflight_check", "ok", "ansible.builtin.ssh")
+    log.execution("w1", "mooring.cluster.preflight_check", "ok", "ssh")
+    log.execution("e1", "mooring.cluster.preflight_check", "unreachable", "ssh")
+    log.execution("cp1", "mooring.cluster.bundle_install", "ok", "ssh", retries=2)  # third attempt: 3
+    log.execution("w1", "mooring.cluster.bundle_install", "failed", "ssh")
+    log.execution("cp1", "mooring.cluster.lock_values", "ok", "ssh", needs_connection=False)
+    log.execution("cp1", "ansible.builtin.command", "ignored", "ssh", delegate_to="localhost")
+    log.execution("w1", "ansible.builtin.command", "ok", "ssh", delegate_to="cp1")  # ran on cp1
     log.play_start("p2", "Workers, one at a time", ["cp1"], ["cp1", "w1"], 1015.0)
     log.task_start(PRE, 1015.0)
     log.end(1020.0)
@@ -132,7 +141,8 @@ def test_counts_changed_tasks_durations_and_versions():
     assert log.lock_paths == ["lab/installer.lock.yaml"]
     assert data["started"] == "2026-03-04T05:06:07Z" and data["finished"] == "2026-03-04T05:07:47Z"
     assert data["totals"] == {"hosts": 3, "ok": 6, "changed": 4, "failed": 1, "skipped": 0, "unreachable": 1,
-                              "rescued": 1, "ignored": 1}
+                              "rescued": 1, "ignored": 1, "modules": 7, "controller": 1}
+    assert [(h["modules"], h["controller"]) for h in (cp1, w1, e1)] == [(5, 1), (2, 0), (0, 0)]
     assert (data["schema"], data["kind"], data["playbook"]) == (1, "MooringRunReport", "install")
     assert (data["inventory"], data["limit"], data["ansible_version"]) == (["/inv/hosts.yml"], "cp1,w1,e1", "2.19.0")
     assert data["check_mode"] is False and data["lock"] is None
@@ -186,6 +196,72 @@ def test_outcome_and_status(counts, plays, outcome, status):
     data = report.build_report(log, counts, END, check_mode=True)
     assert data["outcome"] == outcome and data["hosts"]["h"]["status"] == status
     assert data["check_mode"] is True
+
+
+CONTROLLER_ONLY = ["include_tasks", "ansible.builtin.include_role", "import_tasks", "ansible.builtin.import_role", "meta",
+                   "ansible.builtin.meta", "set_fact", "ansible.legacy.set_fact", "ansible.builtin.debug", "assert",
+                   "ansible.builtin.fail", "ansible.builtin.validate_argument_spec", "add_host", "ansible.builtin.group_by",
+                   "include_vars", "ansible.builtin.set_stats", "ansible.builtin.pause"]
+
+
+@pytest.mark.parametrize("action", CONTROLLER_ONLY)
+def test_actions_that_never_reach_a_host_count_nothing(action):
+    assert action in report.CONTROLLER_ACTIONS
+    for connection, delegate_to in (("ssh", None), ("local", None), ("ssh", "localhost"), ("ssh", "cp1")):
+        assert report.execution(action, "ok", connection, delegate_to) is None
+    assert report.execution(action, "failed", "ssh", retries=3) is None
+
+
+@pytest.mark.parametrize("args, kwargs, counted", [
+    # A module on the host, whatever its result, once it ran; with the attempts before it.
+    (("ansible.builtin.command", "ok", "ssh"), {}, ("modules", None, 1)),
+    (("ansible.builtin.command", "ok", "ansible.builtin.ssh"), {}, ("modules", None, 1)),
+    (("command", "failed", "paramiko_ssh"), {}, ("modules", None, 1)),
+    (("mooring.cluster.bundle_install", "ignored", "ssh"), {}, ("modules", None, 1)),
+    (("ansible.builtin.command", "ok", "ssh"), {"retries": 2}, ("modules", None, 3)),
+    (("ansible.builtin.setup", "ok", None), {}, ("modules", None, 1)),
+    # Not run: skipped or unreachable (but the attempts before an unreachable one ran).
+    (("ansible.builtin.command", "skipped", "ssh"), {}, None),
+    (("ansible.builtin.command", "unreachable", "ssh"), {}, None),
+    (("ansible.builtin.command", "unreachable", "ssh"), {"retries": 2}, ("modules", None, 2)),
+    # On the controller: the local connection, or delegated to localhost.
+    (("ansible.builtin.command", "ok", "local"), {}, ("controller", None, 1)),
+    (("ansible.builtin.command", "ok", "ansible.builtin.local"), {}, ("controller", None, 1)),
+    (("ansible.builtin.command", "ok", "ansible.legacy.local"), {"retries": 1}, ("controller", None, 2)),
+    (("ansible.builtin.command", "ok", "ssh"), {"delegate_to": "localhost"}, ("controller", None, 1)),
+    (("ansible.builtin.command", "ok", "ssh"), {"delegate_to": "127.0.0.1"}, ("controller", None, 1)),
+    (("ansible.builtin.command", "ok", "local"), {"delegate_to": "cp1"}, ("controller", None, 1)),
+    # Delegated to another host: it ran there.
+    (("ansible.builtin.command", "ok", "ssh"), {"delegate_to": "cp1"}, ("modules", "cp1", 1)),
+    # A plugin that needs no connection (set_fact's kind, this collection's controller-side actions).
+    (("mooring.cluster.lock_values", "ok", "ssh"), {"needs_connection": False}, None),
+    (("mooring.cluster.pki", "ok", "local"), {"needs_connection": False}, None),
+])
+def test_what_one_execution_counts(args, kwargs, counted):
+    assert report.execution(*args, **kwargs) == counted
+
+
+def test_executions_per_host_and_a_host_only_delegated_to():
+    log = report.RunLog("upgrade", "upgrade.yml", START, 0.0)
+    log.play_start("p", "Workers", ["w1", "w2"], ["w1", "w2"], 0.0)
+    for host in ("w1", "w2"):
+        log.host_result(host, "t", "Drain", None, "ansible.builtin.command", "ok", {"changed": True}, 1.0)
+        assert log.execution(host, "ansible.builtin.command", "ok", "ssh", delegate_to="cp1") == ("modules", "cp1", 1)
+        log.execution(host, "ansible.builtin.set_fact", "ok", "ssh")
+        log.execution(host, "ansible.builtin.command", "ok", "ssh")
+    log.execution("w2", "ansible.builtin.get_url", "ok", "ssh", delegate_to="localhost")
+    log.end(2.0)
+    data = report.build_report(log, {"w1": _stats(ok=2, changed=1), "w2": _stats(ok=2, changed=1)}, END)
+    assert {name: (h["modules"], h["controller"]) for name, h in data["hosts"].items()} == {
+        "cp1": (2, 0), "w1": (1, 0), "w2": (1, 1)}
+    # cp1 was not in the play: it ran what was delegated to it, nothing else; the run is complete.
+    assert data["hosts"]["cp1"]["status"] == "ok" and data["hosts"]["cp1"]["counts"] == _stats_counts()
+    assert data["outcome"] == "success" and data["remaining"] == []
+    assert (data["totals"]["modules"], data["totals"]["controller"], data["totals"]["hosts"]) == (4, 1, 3)
+
+
+def _stats_counts():
+    return dict.fromkeys(report.COUNT_KEYS, 0)
 
 
 def test_declared_remaining_as_a_string_and_no_log_or_probe_results_carry_no_version():
@@ -290,18 +366,23 @@ def test_markdown_and_summary():
     data = report.build_report(log, counts, END, check_mode=True, inventory=["/inv/hosts.yml"])
     text = report.render_markdown(data)
     assert text.startswith("# Run report: mooring.cluster.install (check mode: nothing was changed)\n")
-    assert "| cp1 | incomplete | 5 | 3 | 0 | 0 | 0 | 1 | 1 | 14.0s |" in text
-    assert "| w1 | failed | 1 | 1 | 1 | 0 | 0 | 0 | 0 | 5.5s |" in text
+    assert "| Host | Status | ok | changed | failed | skipped | unreachable | rescued | ignored | modules | controller | Time |" in text
+    assert "| cp1 | incomplete | 5 | 3 | 0 | 0 | 0 | 1 | 1 | 5 | 1 | 14.0s |" in text
+    assert "| w1 | failed | 1 | 1 | 1 | 0 | 0 | 0 | 0 | 2 | 0 | 5.5s |" in text
     assert "- **w1** (failed) at `%s : Install etcd`: a \\| b" % ETCD in text
     assert "  - %s : Install etcd" % ETCD in text
     assert "| %s | 8.0s |" % ETCD in text
     lines = report.summary_lines(data, {"json": "/r/x.json", "md": "/r/x.md"})
     assert lines[0] == "MOORING REPORT mooring.cluster.install: failed (check mode)"
-    assert re.match(r"^  HOST +CHANGED +FAILED +TIME +LEFT$", lines[1])
+    assert re.match(r"^  HOST +CHANGED +MODULES +CONTROLLER +FAILED +TIME +LEFT$", lines[1])
     rows = {line.split()[0]: line for line in lines[2:5]}
-    assert re.match(r"^  cp1 +3 +0 +14\.0s +not reached in: Add-ons$", rows["cp1"])
-    assert re.match(r"^  w1 +1 +1 +5\.5s +failed at %s : Install etcd: a \| b$" % ETCD, rows["w1"])
-    assert re.match(r"^  e1 +0 +1 +0\.5s +unreachable: Failed to connect", rows["e1"])
+    assert re.match(r"^  cp1 +3 +5 +1 +0 +14\.0s +not reached in: Add-ons$", rows["cp1"])
+    assert re.match(r"^  w1 +1 +2 +0 +1 +5\.5s +failed at %s : Install etcd: a \| b$" % ETCD, rows["w1"])
+    assert re.match(r"^  e1 +0 +0 +0 +1 +0\.5s +unreachable: Failed to connect", rows["e1"])
+    # The columns line up: each value starts under its header.
+    for header in ("CHANGED", "MODULES", "CONTROLLER", "FAILED", "TIME"):
+        column = lines[1].index(header)
+        assert all(row[column - 1] == " " and row[column] != " " for row in rows.values()), header
     assert "  left: play not run: Join (hosts: {{ join_hosts }})" in lines
     assert "  left: the add-ons are rendered only" in lines
     assert lines[-2:] == ["  report: /r/x.json", "          /r/x.md"]
