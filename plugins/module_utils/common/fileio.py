@@ -55,17 +55,23 @@ def _as_bytes(data):
     return data.encode("utf-8") if isinstance(data, str) else data
 
 
-def write_atomic(path, data, mode=0o644):
+def write_atomic(path, data, mode=0o644, owner=None, check=None):
     """Write ``data`` (bytes or text, UTF-8) to ``path`` through a temporary file and a rename.
 
-    The directory must exist. ``mode`` is set on the temporary file before anything is written.
+    The directory must exist. ``mode`` (and ``owner``, a ``(uid, gid)`` pair) is set on the temporary
+    file before anything is written. ``check(tmp_path)``, when given, runs on the complete temporary
+    file before the rename; if it raises, the temporary file is removed and ``path`` is untouched.
     """
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".%s-" % os.path.basename(path), dir=directory)
     try:
         os.fchmod(fd, mode)
+        if owner is not None:
+            os.fchown(fd, *owner)
         with os.fdopen(fd, "wb") as handle:
             handle.write(_as_bytes(data))
+        if check is not None:
+            check(tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -20,7 +20,6 @@ import grp
 import os
 import pwd
 import re
-import tempfile
 import time
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio, service
@@ -170,24 +169,13 @@ class HostState:
             self.changed_files.append(item["path"])
 
     def _write(self, path, data, mode, owner, group, validate):
-        uid, gid = self._ids(owner, group)
+        def check(tmp):
+            rc, out, err = self.run([arg.replace("%s", tmp) for arg in validate])
+            if rc != 0:
+                raise MooringError("file %s: the new content does not validate (%s): %s"
+                                   % (path, " ".join(validate), (err or out).strip()[:400]))
         os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".%s-" % os.path.basename(path), dir=os.path.dirname(path))
-        try:
-            os.fchmod(fd, mode)
-            os.fchown(fd, uid, gid)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            if validate:
-                rc, out, err = self.run([arg.replace("%s", tmp) for arg in validate])
-                if rc != 0:
-                    raise MooringError("file %s: the new content does not validate (%s): %s"
-                                       % (path, " ".join(validate), (err or out).strip()[:400]))
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        fileio.write_atomic(path, data, mode, owner=self._ids(owner, group), check=check if validate else None)
 
     # -- kernel ----------------------------------------------------------------------------------
     def sysctl(self, settings):
