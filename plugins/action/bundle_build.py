@@ -12,7 +12,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.bundle import buil
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import sbom
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle.host import bundle_id_of
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
-from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import load_lock
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import check_lock, load_lock
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
 display = Display()
@@ -29,6 +29,9 @@ def _digest_or_absent(path):
 
 
 class ActionModule(MooringAction):
+    MUTUALLY_EXCLUSIVE = (("lock", "lock_data"),)
+    REQUIRED_ONE_OF = (("lock", "lock_data"),)
+
     def act(self, args, task_vars):
         # Relative paths are the user's, from the directory ansible runs in (as with the CLI); what
         # this returns is absolute, so later tasks (modules run elsewhere) find the same files.
@@ -37,7 +40,10 @@ class ActionModule(MooringAction):
                 args[name] = os.path.abspath(args[name])
         before = bundle_id_of(args["dest"])
         sbom_before = _digest_or_absent(sbom.sbom_path(args["dest"])) if self._task.diff else None
-        lock = load_lock(args["lock"])
+        if args["lock_data"] is not None:
+            lock = check_lock(args["lock_data"], "lock (as mooring.cluster.lock_values read it)")
+        else:
+            lock = load_lock(args["lock"])
         result = backend.build_bundle(
             lock, args["dest"], key_path=args["key"], cache_dir=args["cache_dir"], addons=args["addons"],
             distro=args["distro"], progress=lambda text: display.display("bundle_build: %s" % text),

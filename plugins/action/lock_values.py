@@ -13,5 +13,9 @@ class ActionModule(MooringAction):
     """Read the lock (digest checked), return :func:`lock_values`; changes nothing, so check mode runs it too."""
 
     def act(self, args, task_vars):
-        return lock_values(load_lock(args["path"]), control_plane_address=args["control_plane_address"],
-                           groups=args["groups"], arch=args["arch"], where=args["path"])
+        lock = load_lock(args["path"])
+        values = lock_values(lock, control_plane_address=args["control_plane_address"],
+                             groups=args["groups"], arch=args["arch"], where=args["path"])
+        if args["with_lock"]:
+            values["lock"] = lock
+        return values

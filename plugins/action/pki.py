@@ -22,14 +22,19 @@ _CLUSTER_VALUES = (
 )
 
 # The options that are not part of the certificate request.
-_NOT_REQUEST = ("path", "force", "from_inventory", "lock", "new_ca", "reissue_broken")
+_NOT_REQUEST = ("path", "force", "from_inventory", "lock", "kubernetes_options", "new_ca", "reissue_broken")
 
 
 class ActionModule(MooringAction):
+    MUTUALLY_EXCLUSIVE = (("lock", "kubernetes_options"),)
+
     def act(self, args, task_vars):
         request = {k: v for k, v in args.items() if k not in _NOT_REQUEST}
         try:
-            options = load_lock(args["lock"])["addons"]["kubernetes"].get("options", {}) if args["lock"] else {}
+            if args["kubernetes_options"] is not None:
+                options = args["kubernetes_options"]
+            else:
+                options = load_lock(args["lock"])["addons"]["kubernetes"].get("options", {}) if args["lock"] else {}
         except KeyError:
             raise AnsibleActionFail("lock %s: it has no kubernetes add-on" % args["lock"]) from None
         for option, key, default in _CLUSTER_VALUES:

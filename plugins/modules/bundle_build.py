@@ -44,9 +44,14 @@ attributes:
     description: Shows the bundle id and the SBOM's sha256 before and after.
 options:
   lock:
-    description: Path of the lock file (C(installer.lock.yaml)) on the controller.
+    description: Path of the lock file (C(installer.lock.yaml)) on the controller. One of O(lock) and O(lock_data).
     type: path
-    required: true
+  lock_data:
+    description:
+      - The lock as M(mooring.cluster.lock_values) read it (its RV(mooring.cluster.lock_values#module:lock) with
+        O(mooring.cluster.lock_values#module:with_lock)), so that a run reads the lock file once. Its shape and
+        digest are checked again here.
+    type: dict
   dest:
     description: Path of the bundle file to write on the controller.
     type: path

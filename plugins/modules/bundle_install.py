@@ -53,9 +53,10 @@ options:
     default: true
   running_unit:
     description:
-      - A systemd unit whose running binaries this task must not swap. When the unit is active and any file
-        would be written, the task fails before writing anything, naming the files and
-        M(mooring.cluster.upgrade) (which replaces them one host at a time after draining it).
+      - A systemd unit whose running binaries this task must not swap. When the unit is active and a file that
+        is there would be replaced by other bytes, the task fails before writing anything, naming the files and
+        M(mooring.cluster.upgrade) (which replaces them one host at a time after draining it). A missing file, or
+        one whose mode differs, is restored.
     type: str
   host:
     description: The host's name in messages (the inventory name; default the node name).
@@ -127,12 +128,14 @@ def main():
     try:
         todo = host_install.plan(entries)
         written = [f["dest"] for _e, f, _s in todo]
+        # Swapping is replacing a binary that is there with other bytes; a missing file is restored.
+        swapped = [f["dest"] for _e, f, state in todo if state == "content" and os.path.lexists(f["dest"])]
         unit = p["running_unit"]
-        if unit and written and module.run_command(["systemctl", "is-active", "--quiet", unit])[0] == 0:
+        if unit and swapped and module.run_command(["systemctl", "is-active", "--quiet", unit])[0] == 0:
             module.fail_json(msg="%s: %s is running and the bundle has other binaries for it (%s); nothing was "
                              "installed or restarted. Run mooring.cluster.upgrade with this lock and bundle to "
                              "replace them one host at a time (drain, restart, gate)."
-                             % (p["host"] or os.uname().nodename, unit, ", ".join(written)))
+                             % (p["host"] or os.uname().nodename, unit, ", ".join(swapped)))
         if not module.check_mode:
             host_install.apply(todo)
         versions, problems = {}, []

@@ -126,6 +126,12 @@ options:
       ready: {description: 'A command (argv) that must succeed after a start or restart.', type: list, elements: str}
       ready_timeout: {description: 'Seconds to wait for O(units[].ready).', type: int, default: 60}
       requires: {description: 'A path that must exist for the unit to be handled (its program); else it is left alone.', type: str}
+  packages:
+    description: Debian packages (V(name) or V(name=version)) whose installation is reported in
+      RV(packages_missing) (read only; apt installs them).
+    type: list
+    elements: str
+    default: []
   exists:
     description: Paths whose existence is reported in RV(exists) (read before anything changes).
     type: list
@@ -160,6 +166,11 @@ exists:
   type: dict
 changed_files:
   description: Paths of the files and secrets written or whose mode or owner was fixed.
+  returned: always
+  type: list
+  elements: str
+packages_missing:
+  description: The packages of O(packages) that are not installed (at the version given).
   returned: always
   type: list
   elements: str
@@ -217,6 +228,7 @@ def main():
                 ready=dict(type="list", elements="str"), ready_timeout=dict(type="int", default=60),
                 requires=dict(type="str"))),
             exists=dict(type="list", elements="str", default=[]),
+            packages=dict(type="list", elements="str", default=[]),
         ),
         supports_check_mode=True,
     )

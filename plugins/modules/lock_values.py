@@ -42,6 +42,12 @@ options:
     description: Architecture in the catalog's terms (for the kubeadm boundary and the plans).
     type: str
     default: amd64
+  with_lock:
+    description:
+      - Return the lock itself (RV(lock)) too, so that the run reads the file once and hands the lock to
+        M(mooring.cluster.bundle_build) (O(mooring.cluster.bundle_build#module:lock_data)) as data.
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
@@ -71,6 +77,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+lock:
+  description: The lock as read (shape and digest checked), with O(with_lock).
+  returned: when O(with_lock)
+  type: dict
 digest:
   description: The lock's digest (SHA-256 of its canonical JSON), checked against its content.
   returned: always

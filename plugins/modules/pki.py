@@ -66,6 +66,11 @@ options:
         O(service_cidr) not given are taken from its C(kubernetes) options, so every playbook that passes the
         same lock makes the same API server certificate.
     type: path
+  kubernetes_options:
+    description:
+      - The lock's Kubernetes options as M(mooring.cluster.lock_values) returns them (RV(mooring.cluster.lock_values#module:kubernetes_options)),
+        instead of O(lock), so that a run reads the lock file once. The same values as O(lock) gives.
+    type: dict
   control_plane_endpoint:
     description:
       - The API endpoint (C(host), C(host:port) or C([v6]:port)); its host goes into the API server SANs.

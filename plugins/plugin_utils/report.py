@@ -40,6 +40,16 @@ EXECUTION_KEYS = ("modules", "controller")
 REMAINING_FACT = "mooring_report_remaining"
 _BUNDLE_INSTALL = ("mooring.cluster.bundle_install", "bundle_install")
 _LOCK_VALUES = ("mooring.cluster.lock_values", "lock_values")
+_HOST_STATE = ("mooring.cluster.host_state", "host_state")
+
+
+def changed_items(action, result):
+    """What a changed task changed, item by item: host_state's ``changes`` lines, the files bundle_install wrote."""
+    if action in _HOST_STATE:
+        return [str(line) for line in result.get("changes") or () if isinstance(line, str)]
+    if action in _BUNDLE_INSTALL:
+        return ["file %s: installed" % dest for dest in result.get("installed") or () if isinstance(dest, str)]
+    return []
 # What each playbook does not do when the lock stops at the kubeadm boundary (install.yml, upgrade.yml, join.yml).
 _BOUNDARY_LEFT = {
     "install": "kubeadm init and join, and applying the add-ons, were not run",
@@ -165,6 +175,7 @@ class _HostLog(object):
         self.starts = {}
         self.events = dict.fromkeys(("ok", "failed", "ignored", "unreachable", "skipped"), 0)
         self.changed_tasks = []
+        self.changed_items = []
         self.roles = {}
         self.versions = {}
         self.artifacts = {}
@@ -256,6 +267,8 @@ class RunLog(object):
             self.lock_paths.append(path)  # the lock the run used, also when it could not be read
         if status != "ok" or result.get("_ansible_no_log"):
             return
+        if result.get("changed") and not probe:
+            entry.changed_items.extend(i for i in changed_items(action, result) if i not in entry.changed_items)
         if action in _BUNDLE_INSTALL and not probe:
             entry.versions.update((str(k), str(v)) for k, v in (result.get("versions") or {}).items())
             for artifact in result.get("artifacts") or ():
@@ -353,6 +366,7 @@ def build_report(log, counts, finished, check_mode=False, inventory=(), limit=No
             "modules": entry.modules,
             "controller": entry.controller,
             "changed_tasks": list(entry.changed_tasks),
+            "changed_items": list(entry.changed_items),
             "duration": _seconds(entry.last - entry.first) if entry.first is not None else 0.0,
             "roles": {role: _seconds(entry.roles[role]) for role in sorted(entry.roles)},
             "versions": dict(sorted(entry.versions.items())),
@@ -549,6 +563,7 @@ def render_markdown(report):
     for name, host in changed:
         lines.append("- **%s**" % _cell(name))
         lines.extend("  - %s" % _cell(task) for task in host["changed_tasks"])
+        lines.extend("    - %s" % _cell(item) for item in host.get("changed_items") or ())
     if not changed:
         lines.append("None.")
     versions = lock.get("versions") or {}

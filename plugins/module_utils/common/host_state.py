@@ -223,6 +223,22 @@ class HostState:
                 fileio.write_atomic(fstab, new, st.st_mode & 0o7777)
             self._note("file", "/etc/fstab", ["swap entries commented out"])
 
+    # -- Debian packages (read only: apt installs what is missing) --------------------------------
+    def packages_missing(self, names):
+        """The packages of ``names`` (``name`` or ``name=version``) not installed (at that version)."""
+        if not names:
+            return []
+        wanted = [n.split("=", 1) + [None] if "=" not in n else n.split("=", 1) for n in names]
+        rc, out, _err = self.run(["dpkg-query", "-W", "-f", "${Package}\t${Version}\t${db:Status-Abbrev}\n"]
+                                 + [w[0] for w in wanted])
+        have = {}
+        for line in out.splitlines():
+            parts = line.split("\t")
+            if len(parts) == 3 and parts[2].startswith("ii"):
+                have[parts[0]] = parts[1]
+        return [n for n, (name, version) in zip(names, [(w[0], w[1]) for w in wanted])
+                if name not in have or (version is not None and have[name] != version)]
+
     # -- systemd units ---------------------------------------------------------------------------
     def units(self, items):
         # A unit whose program is not installed (yet) is left alone: kubelet before the bundle carries it.
@@ -317,6 +333,7 @@ def converge(params, run, check_mode=False, diff=False, root="/"):
     """Apply ``params`` (the host_state module's options); returns the result's fields."""
     state = HostState(run, check_mode=check_mode, diff=diff, root=root)
     exists = {p: os.path.exists(state._path(p)) for p in params.get("exists") or ()}
+    missing = state.packages_missing(params.get("packages"))
     state.groups(params.get("groups"))
     state.users(params.get("users"))
     state.directories(params.get("directories"))
@@ -331,4 +348,4 @@ def converge(params, run, check_mode=False, diff=False, root="/"):
         state.swap_off()
     state.units(params.get("units"))
     return dict(changes=state.changes, diffs=state.diffs, exists=exists, changed_files=state.changed_files,
-                units=state.unit_states, stale=state.stale)
+                units=state.unit_states, stale=state.stale, packages_missing=missing)

@@ -416,3 +416,27 @@ def test_every_field_is_documented():
         assert "`%s`" % kind in docs
     for status in ("ok", "changed", "failed", "unreachable", "incomplete", "not_reached"):
         assert "`%s`" % status in docs
+
+
+def test_changed_items_item_by_item():
+    log = report.RunLog("install", "/c/playbooks/install.yml", START, 1000.0)
+    log.play_start("p1", "Nodes", ["cp1"], ["cp1"], 1000.0)
+    log.task_start("mooring.cluster.kubeadm", 1000.0)
+    state = {"changed": True, "changes": ["sysctl net.ipv4.ip_forward: 0 -> 1", "unit containerd: started"]}
+    log.host_result("cp1", "t1", "kubeadm : Node", "mooring.cluster.kubeadm", "mooring.cluster.host_state", "ok",
+                    state, 1001.0)
+    log.host_result("cp1", "t1b", "kubeadm : Node again", "mooring.cluster.kubeadm", "mooring.cluster.host_state", "ok",
+                    dict(state, changes=["unit containerd: started"]), 1001.5)  # once each
+    log.host_result("cp1", "t2", "etcd : Install", "mooring.cluster.etcd", "mooring.cluster.bundle_install", "ok",
+                    {"changed": True, "installed": ["/usr/local/bin/etcdctl"]}, 1002.0)
+    log.host_result("cp1", "t3", "hidden", None, "mooring.cluster.host_state", "ok",
+                    {"changed": True, "_ansible_no_log": True, "changes": ["file /secret: content"]}, 1003.0)
+    log.host_result("cp1", "t4", "probe", None, "mooring.cluster.host_state", "ok",
+                    {"changed": True, "changes": ["file /x: content"]}, 1004.0, probe=True)
+    log.host_result("cp1", "t5", "not changed", None, "mooring.cluster.host_state", "ok",
+                    {"changed": False, "changes": []}, 1005.0)
+    log.end(1006.0)
+    data = report.build_report(log, {"cp1": _stats(ok=6, changed=5)}, END, inventory=["/inv/hosts.yml"])
+    assert data["hosts"]["cp1"]["changed_items"] == [
+        "sysctl net.ipv4.ip_forward: 0 -> 1", "unit containerd: started", "file /usr/local/bin/etcdctl: installed"]
+    assert "    - file /usr/local/bin/etcdctl: installed" in report.render_markdown(data)

@@ -134,3 +134,15 @@ def test_something_else_in_the_way_is_refused(root):
     with pytest.raises(MooringError, match="directory /etc/d: something else is there"):
         host_state.converge(params(directories=[{"path": "/etc/d", "mode": "0755", "owner": "root", "group": "root"}]),
                             Systemd(), root=str(root))
+
+
+def test_packages_missing_reads_dpkg_and_changes_nothing(root):
+    seen = []
+
+    def run(argv):
+        seen.append(argv)
+        return 0, "socat\t1.7.4.4-2\tii \nconntrack\t1:1.4.7-1+b2\trc \nebtables\t2.0.11-5\tii \n", ""
+    out = host_state.converge(params(packages=["socat", "conntrack", "ebtables=2.0.11-4", "ethtool"]), run,
+                              root=str(root))
+    assert out["packages_missing"] == ["conntrack", "ebtables=2.0.11-4", "ethtool"]
+    assert out["changes"] == [] and seen[0][:2] == ["dpkg-query", "-W"]
