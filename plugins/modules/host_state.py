@@ -79,10 +79,9 @@ options:
     type: list
     elements: dict
     default: []
-    no_log: true
     suboptions:
       path: {description: 'Absolute path on the host.', type: str, required: true}
-      content: {description: 'The content.', type: str, no_log: true}
+      content: {description: 'The content (never logged: the module declares it no_log).', type: str}
       src: {description: 'A file on the controller whose content is wanted (read by the action plugin).', type: str}
       mode: {description: 'Octal mode as a string.', type: str, default: '0600'}
       owner: {description: 'Owner.', type: str, default: root}

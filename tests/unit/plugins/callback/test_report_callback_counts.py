@@ -136,7 +136,7 @@ def _loop(host, items, final_event, connection="ansible.builtin.ssh", **fields):
     """A loop's events: each item (item callback, result), then the final result repeating them."""
     events = [(host, "v2_runner_item_on_" + kind, dict(item, _ansible_item_label=i), dict(fields, connection=connection))
               for i, (kind, item) in enumerate(items)]
-    events.append((host, final_event, {"changed": True, "results": [dict(item) for _, item in items]}, fields))
+    events.append((host, final_event, {"changed": True, "results": [dict(item) for _kind, item in items]}, fields))
     return events
 
 
@@ -191,7 +191,7 @@ def test_retries_each_attempt_ran(run, tmp_path, capsys):
     # In a loop, each item's attempts come before its result.
     looped = Task("Each, until", "ansible.builtin.command", loop=["a", "b"])
     run.task(looped, ("cp1", "v2_runner_retry", retry, {}), *_loop("cp1", [OK, OK], "v2_runner_on_ok"))
-    data, _ = _report(run, tmp_path, capsys)
+    data, _printed = _report(run, tmp_path, capsys)
     assert _ran(data) == {"cp1": (3, 0), "w1": (3, 0), "lab": (0, 0)}
 
 
@@ -228,7 +228,7 @@ def test_the_host_connection_is_its_variable_else_the_task_keyword(run, tmp_path
     run.task(Task("Probe", "ansible.builtin.command"), ("cp1", "v2_runner_on_failed", {"failed": True}, {}),
              ("w1", "ignored", {"failed": True}, {}), ("lab", "v2_runner_on_skipped", {"skipped": True}, {}))
     run.task(Task("Reach", "ansible.builtin.ping"), ("w1", "v2_runner_on_unreachable", {"unreachable": True, "msg": "x"}, {}))
-    data, _ = _report(run, tmp_path, capsys)
+    data, _printed = _report(run, tmp_path, capsys)
     assert _ran(data) == {"cp1": (2, 1), "w1": (3, 0), "lab": (0, 1)}
     assert sorted(set(run.manager.calls)) == [("cp1", "Local by keyword"), ("cp1", "Look"), ("cp1", "Probe"),
                                               ("lab", "Look"), ("lab", "Probe"), ("w1", "Local by keyword"),
@@ -249,7 +249,7 @@ def test_actions_that_never_reach_a_host(run, tmp_path, capsys):
              ("w1", "v2_runner_on_ok", {"ansible_facts": {"x": 1}}, {"delegate_to": "localhost", "connection": "local"}))
     # ... while a module of this collection does reach the host.
     run.task(Task("Install", "mooring.cluster.bundle_install"), ("w1", "v2_runner_on_ok", {"changed": True}, {}))
-    data, _ = _report(run, tmp_path, capsys)
+    data, _printed = _report(run, tmp_path, capsys)
     assert _ran(data) == {"cp1": (0, 0), "w1": (1, 0), "lab": (0, 0)}
     # No variables were read for them: only for the module.
     assert run.manager.calls == [("w1", "Install")]
