@@ -50,6 +50,8 @@ def changed_items(action, result):
     if action in _BUNDLE_INSTALL:
         return ["file %s: installed" % dest for dest in result.get("installed") or () if isinstance(dest, str)]
     return []
+
+
 # What each playbook does not do when the lock stops at the kubeadm boundary (install.yml, upgrade.yml, join.yml).
 _BOUNDARY_LEFT = {
     "install": "kubeadm init and join, and applying the add-ons, were not run",
