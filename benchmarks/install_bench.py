@@ -1,24 +1,30 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Install cost figures (not a pass/fail test): the user's main job, measured in one run.
+"""Install cost figures (not a pass/fail test): the user's main job, measured in one run, at several lab sizes.
 
-Runs ``scripts/demo.sh`` (resolve -> bundle -> ``mooring.cluster.install`` on a lab of 3
-control-plane/etcd hosts and 1 worker, up to the kubeadm boundary, then the same install again)
-on its own lab, and, on the same hosts right after, a baseline playbook of 40 no-op module runs per
-host (``ansible.builtin.ping``: connection, module transfer and Python start-up, nothing else).
-Prints, all from this one run:
+For each size (default 4 and 12 hosts: 3 control-plane/etcd hosts, the rest workers) on its own lab:
 
-* fresh install and no-op re-run wall time, and their ratio;
-* module executions per host on the no-op re-run (from the run report: loop items counted,
-  controller-side actions not) against the budget of 25 (Kubespray: ~340 tasks per host per re-run);
-* RATIO lines: the re-run's and the fresh install's wall time as multiples of the 40-ping baseline.
+* ``scripts/demo.sh`` (resolve -> bundle -> ``mooring.cluster.install`` up to the kubeadm boundary, then
+  the same install again, which must change nothing): the fresh install's and the no-op re-run's wall time,
+  and the module executions per host of the re-run (from the run report: loop items counted,
+  controller-side actions not) against the budget of 25 on the busiest host;
+* one more no-op install run here, for the controller's CPU seconds (user + system of the whole
+  ``ansible-playbook`` process tree, from the kernel's accounting of waited-for children) per host-task
+  (a task's result on one host, skipped ones included, from the PLAY RECAP);
+* the baseline: a playbook of 40 ``ansible.builtin.ping`` module runs per host on the same hosts
+  (connection, module transfer and Python start-up, nothing else), right after.
 
-    python benchmarks/install_bench.py [--lab bench] [--keep]
+It prints ``RATIO`` lines: per size the no-op and the fresh install against the baseline, and between
+the largest and the smallest size the no-op wall time and the CPU seconds per host-task.
+
+    python benchmarks/install_bench.py [--sizes 4 12] [--keep]
 """
 
 import argparse
+import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -29,8 +35,17 @@ AIM = 40      # ping module runs per host in the baseline
 BUDGET = 25   # module executions on the busiest host of a no-op re-run (issue 28)
 
 
-def run_demo(lab):
-    env = dict(os.environ, DEMO_LAB=lab)
+def lab_env(lab):
+    env = dict(os.environ)
+    text = subprocess.run([sys.executable, "tests/lab/lab.py", "env", lab], cwd=ROOT, capture_output=True,
+                          text=True, check=True).stdout
+    for name, value in re.findall(r"^export (\w+)=['\"]?(.*?)['\"]?$", text, re.M):
+        env[name] = value
+    return env
+
+
+def run_demo(lab, hosts):
+    env = dict(os.environ, DEMO_LAB=lab, DEMO_HOSTS=str(hosts))
     proc = subprocess.run(["bash", "scripts/demo.sh"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
     if proc.returncode != 0:
@@ -46,6 +61,44 @@ def stage(output, name):
     return int(found.group(1))
 
 
+def timed(argv, env):
+    """(wall seconds, controller CPU seconds of the process tree, stdout) of one command."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    proc = subprocess.run(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, check=False)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        sys.stdout.write(proc.stdout[-4000:])
+        raise SystemExit("install_bench: %s failed (rc %d)" % (" ".join(argv[:3]), proc.returncode))
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, proc.stdout
+
+
+def host_tasks(output):
+    """Task results on the hosts (ok + changed + failed + skipped) of a PLAY RECAP, localhost left out."""
+    total = 0
+    for line in output.splitlines():
+        if re.match(r"^\S+\s+: ok=", line) and not line.startswith("localhost"):
+            f = dict(re.findall(r"(\w+)=(\d+)", line))
+            total += int(f["ok"]) + int(f["changed"]) + int(f["failed"]) + int(f["skipped"])
+    return total
+
+
+def noop_cpu(lab):
+    """One more no-op install: its wall time, the controller's CPU seconds and the host-tasks it ran."""
+    work = os.path.join(ROOT, ".work", lab)
+    argv = [os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i",
+            os.path.join(ROOT, "inventories", "lab", lab, "hosts.yml"), "mooring.cluster.install",
+            "-e", "bundle_lock=%s/installer.lock.yaml" % work, "-e", "bundle_file=%s/bundle.tar" % work,
+            "-e", "bundle_signing_key=%s/signing/bundle-signing.key" % work]
+    wall, cpu, out = timed(argv, lab_env(lab))
+    if re.search(r"^\S+\s+: ok=\d+\s+changed=[1-9]", out, re.M):
+        raise SystemExit("install_bench: the extra no-op install changed something")
+    return wall, cpu, host_tasks(out)
+
+
 def baseline(lab):
     """Wall time of 40 ping module runs per host on the lab's hosts, with the demo's settings."""
     inventory = os.path.join(ROOT, "inventories", "lab", lab, "hosts.yml")
@@ -53,41 +106,52 @@ def baseline(lab):
         play.write("- hosts: all\n  gather_facts: false\n  tasks:\n")
         for i in range(AIM):
             play.write("    - name: ping %d\n      ansible.builtin.ping:\n" % i)
-    env = dict(os.environ)
-    lab_env = subprocess.run([sys.executable, "tests/lab/lab.py", "env", lab], cwd=ROOT, capture_output=True,
-                             text=True, check=True).stdout
-    for name, value in re.findall(r"^export (\w+)=['\"]?(.*?)['\"]?$", lab_env, re.M):
-        env[name] = value
-    start = time.monotonic()
-    subprocess.run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i", inventory, play.name], cwd=ROOT,
-                   env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True)
-    seconds = time.monotonic() - start
-    os.unlink(play.name)
-    return seconds
+    try:
+        wall, _cpu, _out = timed([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i", inventory, play.name],
+                                 lab_env(lab))
+    finally:
+        os.unlink(play.name)
+    return wall
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lab", default="bench")
-    parser.add_argument("--keep", action="store_true", help="leave the lab running")
-    args = parser.parse_args(argv)
-    output = run_demo(args.lab)
+def measure(hosts, keep):
+    lab = "bench%d" % hosts
+    output = run_demo(lab, hosts)
     fresh, rerun = stage(output, "install"), stage(output, "re-run")
     runs = {h: int(n) for h, n in re.findall(r"^re-run (\S+)\s+changed=0 module executions=(\d+)", output, re.M)
             if h != "localhost"}  # the controller's own play (the bundle build) is not a host
     if not runs:
-        raise SystemExit("install_bench: no per-host module runs in the demo's output")
-    base = baseline(args.lab)
-    print("fresh install: %d s; no-op re-run: %d s; re-run / fresh = %.2f" % (fresh, rerun, rerun / fresh))
-    for host, count in sorted(runs.items()):
-        print("module executions on the no-op re-run, %-10s %3d (budget <= %d)" % (host, count, BUDGET))
-    print("baseline, %d ping module runs per host on the same hosts: %.1f s" % (AIM, base))
-    print("RATIO noop/baseline %.2f (aim <= 1.0)" % (rerun / base))
-    print("RATIO fresh/baseline %.2f (aim <= 2.5)" % (fresh / base))
-    print("RATIO noop/fresh %.2f" % (rerun / fresh))
-    if not args.keep:
-        subprocess.run([sys.executable, "tests/lab/lab.py", "down", args.lab], cwd=ROOT, stdout=subprocess.DEVNULL,
+        raise SystemExit("install_bench: no per-host module executions in the demo's output")
+    wall, cpu, tasks = noop_cpu(lab)
+    base = baseline(lab)
+    if not keep:
+        subprocess.run([sys.executable, "tests/lab/lab.py", "down", lab], cwd=ROOT, stdout=subprocess.DEVNULL,
                        check=False)
+    return {"hosts": hosts, "fresh": fresh, "rerun": rerun, "runs": runs, "noop_wall": wall, "cpu": cpu,
+            "host_tasks": tasks, "baseline": base}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4, 12])
+    parser.add_argument("--keep", action="store_true", help="leave the labs running")
+    args = parser.parse_args(argv)
+    results = [measure(n, args.keep) for n in args.sizes]
+    for r in results:
+        n = r["hosts"]
+        print("%d hosts: fresh install %d s; no-op re-run %d s; baseline (%d pings per host) %.1f s"
+              % (n, r["fresh"], r["rerun"], AIM, r["baseline"]))
+        print("%d hosts: module executions on the no-op re-run, busiest host %d (budget <= %d): %s"
+              % (n, max(r["runs"].values()), BUDGET, json.dumps(r["runs"], sort_keys=True)))
+        print("%d hosts: extra no-op run %.1f s, controller CPU %.1f s for %d host-tasks = %.3f s per host-task"
+              % (n, r["noop_wall"], r["cpu"], r["host_tasks"], r["cpu"] / max(r["host_tasks"], 1)))
+        print("RATIO %dhosts noop/baseline %.2f (aim <= 1.0)" % (n, r["rerun"] / r["baseline"]))
+        print("RATIO %dhosts fresh/baseline %.2f (aim <= 2.5)" % (n, r["fresh"] / r["baseline"]))
+    if len(results) > 1:
+        small, big = results[0], results[-1]
+        per = [r["cpu"] / max(r["host_tasks"], 1) for r in (small, big)]
+        print("RATIO noop %dhosts/%dhosts %.2f (aim <= 2.0)" % (big["hosts"], small["hosts"], big["rerun"] / small["rerun"]))
+        print("RATIO cpu-per-host-task %dhosts/%dhosts %.2f (aim <= 1.3)" % (big["hosts"], small["hosts"], per[1] / per[0]))
     return 0
 
 

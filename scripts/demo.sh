@@ -28,9 +28,9 @@ tests/mirror/build.sh
 stage "mirror" "$t"
 
 t=$SECONDS
-echo "::: lab '$LAB': 3 control-plane/etcd hosts + 1 worker"
+echo "::: lab '$LAB': 3 control-plane/etcd hosts + $(( ${DEMO_HOSTS:-4} - 3 )) worker(s)"
 lab down "$LAB" >/dev/null
-lab up "$LAB" -n 4 --control-plane 3 --privileged
+lab up "$LAB" -n "${DEMO_HOSTS:-4}" --control-plane 3 --privileged
 eval "$(lab env "$LAB")"  # MOORING_ROUTE_GUARD: controller-side connections only through the lab bridge
 INV=inventories/lab/$LAB/hosts.yml
 stage "hosts" "$t"
