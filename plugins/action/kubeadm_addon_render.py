@@ -4,10 +4,13 @@
 
 from __future__ import annotations
 
+import json
+
 import yaml  # a controller requirement (the base class reads the option docs with it too)
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import addons
+from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
 
@@ -27,4 +30,9 @@ class ActionModule(MooringAction):
             raise AnsibleActionFail("add-on %s: %s" % (args["name"], "; ".join(out["problems"])))
         out["objects"] = addons.apply_order(out["objects"])
         out["changed"] = False
+        if args["dest"]:
+            kept = out["objects"] if out["kind"] == "manifest" else out["values"]
+            text = json.dumps(kept, indent=4, sort_keys=True, separators=(",", ": ")) + "\n"
+            out["changed"] = fileio.write_if_changed(args["dest"], text, mode=0o644, check_mode=self.check_mode)
+            out["dest"] = args["dest"]
         return out

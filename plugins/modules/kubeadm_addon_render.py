@@ -54,6 +54,11 @@ options:
     type: str
     choices: [fail, report]
     default: fail
+  dest:
+    description:
+      - A file on the controller to keep the rendered add-on in, as JSON (the objects of a manifest, the values of a
+        chart), written only when its content differs; its directory is created. Nothing is written in check mode.
+    type: path
 """
 
 EXAMPLES = r"""
