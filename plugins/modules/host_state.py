@@ -213,7 +213,8 @@ def main():
                 path=dict(type="str", required=True), mode=dict(type="str", default="0755"),
                 owner=dict(type="str", default="root"), group=dict(type="str", default="root"))),
             files=dict(type="list", elements="dict", default=[], options=_FILE),
-            secrets=dict(type="list", elements="dict", default=[], no_log=True, options=secret),
+            # Only the content is secret: the paths and modes stay readable in the changes and the run report.
+            secrets=dict(type="list", elements="dict", default=[], options=secret),
             sysctl=dict(type="dict", default={}),
             sysctl_file=dict(type="str"),
             kernel_modules=dict(type="list", elements="dict", default=[], options=dict(
