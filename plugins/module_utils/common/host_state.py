@@ -15,7 +15,6 @@ a file and restarting is finished by the next one.
 
 from __future__ import annotations
 
-import difflib
 import grp
 import os
 import pwd
@@ -321,12 +320,6 @@ def _diff(path, have, want):
     return {"before_header": path, "after_header": path,
             "before": "".join(lines(have)) if have is not None else "",
             "after": "".join(lines(want))}
-
-
-def unified(diff):
-    """One diff (as returned) as unified text, for tests and logs."""
-    return "".join(difflib.unified_diff(diff["before"].splitlines(True), diff["after"].splitlines(True),
-                                        diff["before_header"], diff["after_header"]))
 
 
 def converge(params, run, check_mode=False, diff=False, root="/"):
