@@ -214,7 +214,7 @@ def main():
                 owner=dict(type="str", default="root"), group=dict(type="str", default="root"))),
             files=dict(type="list", elements="dict", default=[], options=_FILE),
             # Only the content is secret: the paths and modes stay readable in the changes and the run report.
-            secrets=dict(type="list", elements="dict", default=[], options=secret),
+            secrets=dict(type="list", elements="dict", default=[], options=secret, no_log=False),
             sysctl=dict(type="dict", default={}),
             sysctl_file=dict(type="str"),
             kernel_modules=dict(type="list", elements="dict", default=[], options=dict(
