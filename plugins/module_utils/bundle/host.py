@@ -476,8 +476,9 @@ def summarize(manifest, bundle_id, root=None):
     if base:
         # Flat lists with absolute paths, so roles need no Jinja to find things.
         summary["repos"] = [posixpath.join(base, a["repo"]) for a in (addons[n] for n in sorted(addons)) if a["repo"]]
-        summary["binaries"] = [dict(b, addon=n, path=posixpath.join(base, b["path"]))
-                               for n, a in sorted(addons.items()) for b in a["binaries"]]
+        # The add-ons' own bare binaries (no upstream layout known): install records like every other.
+        summary["binaries"] = [dict(i, addon=n, path=posixpath.join(base, i["artifact"]))
+                               for n, a in sorted(addons.items()) for i in a["installs"] if i.get("generic")]
         summary["images"] = [dict(i, addon=n, path=posixpath.join(base, i["path"]))
                              for n, a in sorted(addons.items()) for i in a["images"]]
         summary["archives"] = [dict(x, addon=n, path=posixpath.join(base, x["path"]))

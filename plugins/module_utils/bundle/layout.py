@@ -126,8 +126,20 @@ def plan_install(artifact, path, sha256=None, size=None, addon_version=None):
     (manifests, charts, debs). Raises :class:`LayoutError` when the shape is not upstream's."""
     name = artifact.get("name")
     rule = LAYOUT.get(name)
-    if rule is None or artifact.get("kind") != rule["kind"]:
+    generic = rule is None and (artifact.get("kind") or "binary") == "binary"
+    if generic:
+        # An add-on's own bare binary with no upstream layout known here: it lands in BIN under its own
+        # name, through the same install path as every other binary (sha256 and mode checked); how to ask
+        # it for its version is not known, so it has no version check.
+        rule = {"kind": "binary", "dest": BIN + "/" + posixpath.basename(artifact.get("dest") or name), "check": {}}
+    kind = artifact.get("kind") or "binary"
+    if rule is None or kind not in ("binary", "archive"):
         return None
+    if kind != rule["kind"]:
+        # Not carried as a loose file that nothing installs: upstream's shape or nothing.
+        raise LayoutError("%s: upstream ships it as %s %s, the catalog entry says %s; list the upstream %s"
+                          % (excerpt(name), "an" if rule["kind"] == "archive" else "a", rule["kind"], excerpt(kind),
+                             rule["kind"]))
     label = "%s (%s)" % (name, posixpath.basename(path))
     version = artifact_version(artifact, addon_version)
     files = []
@@ -141,8 +153,11 @@ def plan_install(artifact, path, sha256=None, size=None, addon_version=None):
         dest = next((d for d in sorted(dests) if posixpath.basename(d) == binary), None)
         if dest:
             check.append({"binary": dest, "argv": [dest] + list(argv), "version": version})
-    return {"name": name, "kind": rule["kind"], "arch": artifact.get("arch") or "all", "version": version,
-            "files": files, "check": check}
+    planned = {"name": name, "kind": rule["kind"], "arch": artifact.get("arch") or "all", "version": version,
+               "files": files, "check": check}
+    if generic:
+        planned["generic"] = True
+    return planned
 
 
 def archive_budget(path):

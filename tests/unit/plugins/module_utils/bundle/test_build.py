@@ -161,8 +161,12 @@ def test_build_verify_unpack(tmp_path, sources):
     assert names[:2] == ["bundle.json", "bundle.json.sig"] and len(names) == 4
     summary = h.verify_bundle(str(tmp_path / "out.bundle"), pub)
     assert summary["id"] == result["id"] and summary["hash"] == "abcdef0"
-    assert summary["addons"]["alpha"]["binaries"] == [{"name": "tool", "arch": "amd64",
-                                                       "path": "alpha/bin/amd64/tool"}]
+    # An add-on's own bare binary (no upstream layout known) is an install record like every other binary.
+    assert summary["addons"]["alpha"]["binaries"] == []
+    (tool,) = summary["addons"]["alpha"]["installs"]
+    assert tool["generic"] and tool["artifact"] == "alpha/bin/amd64/tool" and tool["check"] == []
+    assert [(f["dest"], f["mode"], f["sha256"]) for f in tool["files"]] == [
+        ("/usr/local/bin/tool", "0755", sha((src / "tool").read_bytes()))]
     root = tmp_path / "root"
     unpacked, changed = h.unpack_bundle(str(tmp_path / "out.bundle"), str(root), pub)
     assert changed
@@ -174,6 +178,8 @@ def test_build_verify_unpack(tmp_path, sources):
     packages = (base / "beta" / "debs" / "Packages").read_text()
     assert "Package: mooring-test-pkg\n" in packages and "Filename: ./mooring-test-pkg_1.0-1_all.deb" in packages
     assert unpacked["addons"]["beta"]["repo"] == "beta/debs"
+    assert [(x["name"], x["addon"], x["path"]) for x in unpacked["binaries"]] == [
+        ("tool", "alpha", str(base / "alpha" / "bin" / "amd64" / "tool"))]
     manifest = json.loads((base / "bundle.json").read_text())
     assert manifest["lock"]["digest"] == make_lock(addons)["digest"]
     listed = {f["path"]: f for f in manifest["packages"]["alpha"]["files"]}

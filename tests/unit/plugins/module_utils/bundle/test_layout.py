@@ -339,3 +339,15 @@ def test_install_plan_names_the_boundary():
     assert layout.install_plan(lock, ["workers"])[-1] == (
         "stop at the kubeadm boundary: the lock carries no kubeadm, kubelet, crictl, kube-apiserver, "
         "kube-controller-manager, kube-scheduler")
+
+
+def test_an_addons_own_binary_installs_as_itself_into_bin():
+    tool = {"name": "tool", "kind": "binary", "arch": "amd64", "url": "https://example.invalid/v2.1.0/tool",
+            "dest": "../../etc/tool"}
+    planned = layout.plan_install(tool, "/b/alpha/bin/amd64/tool", "ab" * 32, 5, "2.1.0")
+    assert planned["generic"] and planned["check"] == [] and planned["version"] == "2.1.0"
+    assert [(f["dest"], f["mode"], f["member"]) for f in planned["files"]] == [("/usr/local/bin/tool", "0755", None)]
+    # Upstream-known names keep their own layout and version check; other kinds are not installed.
+    runc = layout.plan_install({"name": "runc", "arch": "amd64", "url": "https://x/v1.4.3/runc.amd64"}, "/b/runc")
+    assert "generic" not in runc and runc["files"][0]["dest"] == "/usr/local/sbin/runc" and runc["check"]
+    assert layout.plan_install({"name": "tool", "kind": "manifest", "url": "https://x/t.yaml"}, "/b/t.yaml") is None
