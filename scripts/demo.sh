@@ -51,26 +51,48 @@ install() {
 
 t=$SECONDS
 echo "::: install (bundle build, preflight, bundle, containerd, etcd, PKI, kubeadm node, add-ons rendered)"
+w1=$(date +%s)
 install | tee "$W/install-1.log"
 stage "install" "$t"
 
 t=$SECONDS
 echo "::: install again: must change nothing"
+w2=$(date +%s)
 install | tee "$W/install-2.log"
+w3=$(date +%s)
 stage "re-run" "$t"
+
+# SSH connections per host, as each host's sshd saw them (its journal: one 'Accepted' per TCP connection;
+# the module executions of a run share it through ControlPersist). Read after both runs, outside them.
+ANSIBLE_LOAD_CALLBACK_PLUGINS=1 ANSIBLE_STDOUT_CALLBACK=ansible.posix.json \
+  .venv/bin/ansible -i "$INV" all -m ansible.builtin.shell < /dev/null \
+  -a "journalctl -u ssh -o short-unix --since @$w1 --until @$w3 | awk '/ Accepted /{printf \"%d \", \$1}'" \
+  > "$W/ssh-accepted.json" 2> /dev/null || true
 
 # The no-op re-run: changed=0 on every host, and what really ran there (the run report counts module
 # executions on each host, loop items counted, and controller-side executions for it separately).
-.venv/bin/python - "$W/install-2.log" "$(dirname "$INV")/.mooring-reports/mooring-report-install-latest.json" <<'PY'
+.venv/bin/python - "$W/install-2.log" "$(dirname "$INV")/.mooring-reports/mooring-report-install-latest.json" \
+  "$W/ssh-accepted.json" "$w2" <<'PY'
 import json, re, sys
 recap = [l for l in open(sys.argv[1]) if re.match(r"^\S+\s+: ok=", l)]
 hosts = json.load(open(sys.argv[2]))["hosts"]
+accepted = {}  # host -> (connections during the install, during the re-run)
+try:
+    results = json.load(open(sys.argv[3]))["plays"][0]["tasks"][0]["hosts"]
+except (ValueError, LookupError):
+    results = {}
+for name, result in results.items():
+    if result.get("rc") == 0 and re.fullmatch(r"[\d ]*", result.get("stdout", "")):
+        times = [int(x) for x in result["stdout"].split()]
+        accepted[name] = (sum(x < int(sys.argv[4]) for x in times), sum(x >= int(sys.argv[4]) for x in times))
 bad = []
 for line in recap:
     host = line.split()[0]
     f = dict(re.findall(r"(\w+)=(\d+)", line))
     h = hosts.get(host, {})
-    print("re-run %-10s changed=%s module executions=%s controller=%s" % (host, f["changed"], h.get("modules"), h.get("controller")))
+    ssh = "install %d, re-run %d" % accepted[host] if host in accepted else "n/a"
+    print("re-run %-10s changed=%s module executions=%s controller=%s ssh connections (sshd): %s"
+          % (host, f["changed"], h.get("modules"), h.get("controller"), ssh))
     if f["changed"] != "0" or f["failed"] != "0":
         bad.append(host)
 if bad or not recap:
