@@ -15,7 +15,6 @@ import pytest
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as h
-from ansible_collections.mooring.cluster.plugins.module_utils.common import digest
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import build_lock
