@@ -126,13 +126,13 @@ def plan_install(artifact, path, sha256=None, size=None, addon_version=None):
     (manifests, charts, debs). Raises :class:`LayoutError` when the shape is not upstream's."""
     name = artifact.get("name")
     rule = LAYOUT.get(name)
-    generic = rule is None and (artifact.get("kind") or "binary") == "binary"
+    kind = artifact.get("kind") or "binary"
+    generic = rule is None and kind == "binary"
     if generic:
         # An add-on's own bare binary with no upstream layout known here: it lands in BIN under its own
         # name, through the same install path as every other binary (sha256 and mode checked); how to ask
         # it for its version is not known, so it has no version check.
         rule = {"kind": "binary", "dest": BIN + "/" + posixpath.basename(artifact.get("dest") or name), "check": {}}
-    kind = artifact.get("kind") or "binary"
     if rule is None or kind not in ("binary", "archive"):
         return None
     if kind != rule["kind"]:
