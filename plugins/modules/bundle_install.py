@@ -97,8 +97,6 @@ absent:
   elements: str
 """
 
-import os  # noqa: E402
-
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import install as host_install  # noqa: E402
@@ -118,37 +116,18 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    arch = p["arch"] or host_install.host_arch()
-    entries = host_install.select(p["bundle"].get("installs"), names=p["names"], arch=arch)
-    present = {e["name"] for e in entries}
-    missing = [n for n in p["names"] if n not in present and n not in p["optional"]]
-    if missing:
-        module.fail_json(msg="the bundle %s carries no %s for %s: build it from a lock that lists %s"
-                         % (p["bundle"].get("id", "?"), ", ".join(missing), arch, ", ".join(missing)))
+
+    def run(argv):
+        return module.run_command(argv, environ_update={"LC_ALL": "C"})
+
     try:
-        todo = host_install.plan(entries)
-        written = [f["dest"] for _e, f, _s in todo]
-        # Swapping is replacing a binary that is there with other bytes; a missing file is restored.
-        swapped = [f["dest"] for _e, f, state in todo if state == "content" and os.path.lexists(f["dest"])]
-        unit = p["running_unit"]
-        if unit and swapped and module.run_command(["systemctl", "is-active", "--quiet", unit])[0] == 0:
-            module.fail_json(msg="%s: %s is running and the bundle has other binaries for it (%s); nothing was "
-                             "installed or restarted. Run mooring.cluster.upgrade with this lock and bundle to "
-                             "replace them one host at a time (drain, restart, gate)."
-                             % (p["host"] or os.uname().nodename, unit, ", ".join(swapped)))
-        if not module.check_mode:
-            host_install.apply(todo)
-        versions, problems = {}, []
-        if p["check_versions"] and not (module.check_mode and todo):
-            def run(argv):
-                return module.run_command(argv, environ_update={"LC_ALL": "C"})
-            versions, problems = host_install.check_versions(entries, run)
+        result, problems = host_install.install(
+            p["bundle"], p["names"], run, optional=p["optional"], arch=p["arch"], versions=p["check_versions"],
+            running_unit=p["running_unit"], host=p["host"], check_mode=module.check_mode)
     except (host_install.InstallError, OSError) as exc:
         module.fail_json(msg=str(exc))
-    artifacts = [{"name": e["name"], "version": e.get("version"), "addon": e.get("addon"),
-                  "files": [f["dest"] for f in e.get("files") or []]} for e in entries]
-    result = dict(changed=bool(written), installed=written, versions=versions, artifacts=artifacts,
-                  absent=sorted(n for n in p["names"] if n not in present))
+    written = result["installed"]
+    result["changed"] = bool(written)
     if problems:
         module.fail_json(msg="installed binaries do not match the lock: %s" % "; ".join(problems), **result)
     if module._diff and written:

@@ -32,6 +32,21 @@ attributes:
 extends_documentation_fragment:
   - mooring.cluster.attributes
 options:
+  install:
+    description:
+      - Binaries and release archive members from an unpacked air-gap bundle, installed first (before every other
+        item, so a unit's O(units[].binary) is the new one) with the same plan, write and version check as
+        M(mooring.cluster.bundle_install), in this module's one round trip. Each file written is a line of
+        RV(changes), as C(file DEST) followed by C(installed).
+    type: dict
+    suboptions:
+      bundle: {description: 'The unpacked bundle''s summary (M(mooring.cluster.bundle_unpack)).', type: dict, required: true}
+      names: {description: 'Artifact names to install; each must be in the bundle unless in O(install.optional).', type: list, elements: str, required: true}
+      optional: {description: 'Names that may be absent from the bundle (reported in RV(absent)).', type: list, elements: str, default: []}
+      arch: {description: 'The host''s architecture in the catalog''s terms (default from the host).', type: str}
+      check_versions: {description: 'Ask each binary for its version and compare it with the lock''s.', type: bool, default: true}
+      running_unit: {description: 'A unit whose running binaries must not be swapped (as M(mooring.cluster.bundle_install)).', type: str}
+      host: {description: 'The host''s name in messages.', type: str}
   groups:
     description: System groups that must exist.
     type: list
@@ -178,6 +193,25 @@ stale:
     (its binary or files changed after it started); units that are up to date are not listed.
   returned: always
   type: dict
+installed:
+  description: The destinations O(install) wrote (in check mode, would write).
+  returned: always
+  type: list
+  elements: str
+versions:
+  description: What each binary of O(install) reports as its version.
+  returned: always
+  type: dict
+artifacts:
+  description: Per artifact of O(install) its name, version (from the lock) and files.
+  returned: always
+  type: list
+  elements: dict
+absent:
+  description: Names of O(install.optional) that the bundle does not carry.
+  returned: always
+  type: list
+  elements: str
 units:
   description: Each handled unit's ActiveState after this task (V(active) when it was started or would be in check mode).
   returned: always
@@ -186,6 +220,7 @@ units:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import install as host_install  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common import host_state  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 
@@ -228,6 +263,11 @@ def main():
                 ready=dict(type="list", elements="str"), ready_timeout=dict(type="int", default=60),
                 requires=dict(type="str"))),
             exists=dict(type="list", elements="str", default=[]),
+            install=dict(type="dict", options=dict(
+                bundle=dict(type="dict", required=True), names=dict(type="list", elements="str", required=True),
+                optional=dict(type="list", elements="str", default=[]), arch=dict(type="str"),
+                check_versions=dict(type="bool", default=True), running_unit=dict(type="str"),
+                host=dict(type="str"))),
             packages=dict(type="list", elements="str", default=[]),
         ),
         supports_check_mode=True,
@@ -239,12 +279,24 @@ def main():
     def run(argv):
         return module.run_command(argv, environ_update={"LC_ALL": "C"})
 
+    want = module.params["install"]
+    installed = dict(installed=[], versions={}, artifacts=[], absent=[])
     try:
+        if want:
+            installed, problems = host_install.install(
+                want["bundle"], want["names"], run, optional=want["optional"], arch=want["arch"],
+                versions=want["check_versions"], running_unit=want["running_unit"], host=want["host"],
+                check_mode=module.check_mode)
+            if problems:
+                module.fail_json(msg="installed binaries do not match the lock: %s" % "; ".join(problems),
+                                 changed=bool(installed["installed"]), **installed)
         out = host_state.converge(module.params, run, check_mode=module.check_mode, diff=module._diff)
     except (MooringError, OSError) as exc:
-        module.fail_json(msg=str(exc))
+        module.fail_json(msg=str(exc), changed=bool(installed["installed"]), **installed)
     diffs = out.pop("diffs")
+    out["changes"] = ["file %s: installed" % dest for dest in installed["installed"]] + out["changes"]
     result = dict(changed=bool(out["changes"]), **out)
+    result.update(installed)
     if diffs:
         result["diff"] = diffs
     module.exit_json(**result)

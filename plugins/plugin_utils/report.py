@@ -271,7 +271,7 @@ class RunLog(object):
             return
         if result.get("changed") and not probe:
             entry.changed_items.extend(i for i in changed_items(action, result) if i not in entry.changed_items)
-        if action in _BUNDLE_INSTALL and not probe:
+        if action in _BUNDLE_INSTALL + _HOST_STATE and not probe:  # host_state's install option: the same fields
             entry.versions.update((str(k), str(v)) for k, v in (result.get("versions") or {}).items())
             for artifact in result.get("artifacts") or ():
                 if isinstance(artifact, dict) and artifact.get("name") and artifact.get("version") is not None:

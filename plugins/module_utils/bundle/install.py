@@ -150,3 +150,38 @@ def check_versions(entries, run):
                 problems.append("%s reports version %s, the lock says %s (%s)"
                                 % (name, got, check["version"], ((out or err).strip().splitlines() or ['(no output)'])[0][:200]))
     return versions, problems
+
+
+def install(bundle, names, run, optional=(), arch=None, versions=True, running_unit=None, host=None,
+            check_mode=False):
+    """Plan, apply and check ``names`` from an unpacked bundle's summary: the one path every binary takes.
+
+    ``run(argv) -> (rc, out, err)``. Returns ``(result, problems)``: ``result`` has ``installed`` (destinations
+    written, or that would be in check mode), ``versions``, ``artifacts`` and ``absent``; ``problems`` are the
+    version mismatches (the caller fails with the result). Raises :class:`InstallError` before writing anything
+    for a name the bundle lacks or a running unit whose binaries would be swapped."""
+    arch = arch or host_arch()
+    entries = select(bundle.get("installs"), names=names, arch=arch)
+    present = {e["name"] for e in entries}
+    missing = [n for n in names if n not in present and n not in optional]
+    if missing:
+        raise InstallError("the bundle %s carries no %s for %s: build it from a lock that lists %s"
+                           % (bundle.get("id", "?"), ", ".join(missing), arch, ", ".join(missing)))
+    todo = plan(entries)
+    # Swapping is replacing a binary that is there with other bytes; a missing file is restored.
+    swapped = [f["dest"] for _e, f, state in todo if state == "content" and os.path.lexists(f["dest"])]
+    if running_unit and swapped and run(["systemctl", "is-active", "--quiet", running_unit])[0] == 0:
+        raise InstallError("%s: %s is running and the bundle has other binaries for it (%s); nothing was installed "
+                           "or restarted. Run mooring.cluster.upgrade with this lock and bundle to replace them one "
+                           "host at a time (drain, restart, gate)."
+                           % (host or os.uname().nodename, running_unit, ", ".join(swapped)))
+    if not check_mode:
+        apply(todo)
+    found, problems = {}, []
+    if versions and not (check_mode and todo):
+        found, problems = check_versions(entries, run)
+    result = dict(installed=[f["dest"] for _e, f, _s in todo], versions=found,
+                  artifacts=[{"name": e["name"], "version": e.get("version"), "addon": e.get("addon"),
+                              "files": [f["dest"] for f in e.get("files") or []]} for e in entries],
+                  absent=sorted(n for n in names if n not in present))
+    return result, problems

@@ -351,3 +351,65 @@ def test_an_addons_own_binary_installs_as_itself_into_bin():
     runc = layout.plan_install({"name": "runc", "arch": "amd64", "url": "https://x/v1.4.3/runc.amd64"}, "/b/runc")
     assert "generic" not in runc and runc["files"][0]["dest"] == "/usr/local/sbin/runc" and runc["check"]
     assert layout.plan_install({"name": "tool", "kind": "manifest", "url": "https://x/t.yaml"}, "/b/t.yaml") is None
+
+
+# ------------------------------------------------------------------------------------ install (the one path)
+def _runc_bundle(tmp_path, version="1.3.3"):
+    source = tmp_path / "runc.amd64"
+    source.write_bytes(DATA)
+    dest = tmp_path / "sbin" / "runc"
+    entry = {"name": "runc", "arch": "amd64", "version": version, "path": str(source),
+             "files": [{"member": None, "dest": str(dest), "mode": "0755", "sha256": DATA_SHA, "size": len(DATA)}],
+             "check": [{"binary": str(dest), "argv": ["/bin/sh", str(dest)], "version": version}]}
+    return {"id": "b1", "installs": [entry]}, dest
+
+
+def _run(argv):
+    import subprocess  # pylint: disable=import-outside-toplevel
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_install_writes_checks_the_version_and_then_changes_nothing(tmp_path):
+    bundle, dest = _runc_bundle(tmp_path)
+    planned, problems = hi.install(bundle, ["runc"], _run, arch="amd64", check_mode=True)
+    assert planned["installed"] == [str(dest)] and not dest.exists() and not problems
+    done, problems = hi.install(bundle, ["runc"], _run, arch="amd64")
+    assert done["installed"] == [str(dest)] and dest.read_bytes() == DATA and not problems
+    assert done["versions"] == {"runc": "1.3.3"} and done["artifacts"][0]["version"] == "1.3.3"
+    again, problems = hi.install(bundle, ["runc"], _run, arch="amd64")
+    assert again["installed"] == [] and again["versions"] == {"runc": "1.3.3"} and not problems
+
+
+def test_install_reports_a_version_the_lock_does_not_name(tmp_path):
+    bundle, _dest = _runc_bundle(tmp_path, version="1.4.0")
+    _result, problems = hi.install(bundle, ["runc"], _run, arch="amd64")
+    assert problems == ["runc reports version 1.3.3, the lock says 1.4.0 (runc version 1.3.3)"]
+
+
+def test_install_refuses_a_missing_name_and_keeps_an_optional_one(tmp_path):
+    bundle, dest = _runc_bundle(tmp_path)
+    with pytest.raises(hi.InstallError, match="carries no kubelet for amd64"):
+        hi.install(bundle, ["runc", "kubelet"], _run, arch="amd64")
+    assert not dest.exists()
+    result, _problems = hi.install(bundle, ["runc", "kubelet"], _run, optional=["kubelet"], arch="amd64")
+    assert result["absent"] == ["kubelet"] and dest.exists()
+
+
+def test_install_never_swaps_the_binaries_of_a_running_unit(tmp_path):
+    bundle, dest = _runc_bundle(tmp_path)
+    dest.parent.mkdir()
+    dest.write_bytes(b"the binary the running unit started from\n")
+    asked = []
+
+    def active(argv):
+        asked.append(argv)
+        return 0, "", ""
+    with pytest.raises(hi.InstallError, match="h1: containerd is running"):
+        hi.install(bundle, ["runc"], active, arch="amd64", running_unit="containerd", host="h1", versions=False)
+    assert dest.read_bytes() == b"the binary the running unit started from\n"
+    assert asked == [["systemctl", "is-active", "--quiet", "containerd"]]
+    # A missing file is restored even then: nothing that runs is swapped.
+    dest.unlink()
+    result, _problems = hi.install(bundle, ["runc"], active, arch="amd64", running_unit="containerd", versions=False)
+    assert result["installed"] == [str(dest)]
