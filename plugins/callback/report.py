@@ -19,7 +19,8 @@ description:
     there), and C(controller), the executions on the controller for the host (delegated to localhost, or
     with the local connection), while actions that never reach a host (set_fact, debug, assert, include_role
     and the like) count in neither; the names of the changed tasks, the versions
-    installed (from the lock the run used and from the hosts' own C(mooring.cluster.bundle_install) results),
+    installed (from the lock the run used and from the hosts' own C(mooring.cluster.bundle_install) and
+    C(mooring.cluster.host_state) install results),
     the wall time and the time per role, and what is left - the failing task and its message, the
     unreachable task, the plays the host was not reached in, the kubeadm boundary of the lock, and whatever
     the playbook declares in the fact C(mooring_report_remaining).

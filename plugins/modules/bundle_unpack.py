@@ -41,6 +41,19 @@ options:
     description: Trusted Ed25519 public key file on the host (PEM).
     type: path
     default: /etc/mooring/bundle-signing.pub
+  pubkey_content:
+    description:
+      - The trusted public key (PEM) as the controller holds it. It is kept in O(pubkey) (rewritten, mode 0644,
+        when the file's content, mode or owner differs) and the bundle is verified against it, in this one
+        round trip.
+    type: str
+  missing:
+    description:
+      - When O(id) is not unpacked here and O(src) does not exist, V(fail), or V(report) it (RV(present) false,
+        RV(bundle) null, nothing unpacked) after making O(src)'s directory (mode 0700) for the copy.
+    type: str
+    choices: [fail, report]
+    default: fail
   id:
     description: The expected bundle id (sha256 of its C(bundle.json), as returned by M(mooring.cluster.bundle_build)).
       A bundle with another id is refused.
@@ -68,6 +81,10 @@ arch:
   description: The host's architecture in the catalog's terms (V(amd64) for C(x86_64)).
   returned: always
   type: str
+present:
+  description: Whether O(id) was unpacked here (and verified) before this task.
+  returned: always
+  type: bool
 bundle:
   description: Summary of the unpacked bundle - C(id), C(path) (its directory), C(hash), C(signer),
     C(sandbox_image) and per add-on C(dir), C(version), C(repo), C(packages), C(binaries), C(images).
@@ -86,13 +103,23 @@ from ansible_collections.mooring.cluster.plugins.module_utils.bundle import inst
 
 
 def decide_and_act(params, check_mode):
-    """(changed, summary): nothing to do when the bundle is already unpacked and verifies."""
-    public = backend.read_public_key(params["pubkey"])
+    """(changed, present, summary): nothing to do when the bundle is already unpacked and verifies."""
+    key_changed = False
+    if params["pubkey_content"] is not None:
+        key_changed, public = backend.trust_public_key(params["pubkey"], params["pubkey_content"], check_mode)
+    else:
+        public = backend.read_public_key(params["pubkey"])
     if params["id"]:
         current = backend.installed_bundle(params["dest"], params["id"], public)
         if current is not None:
-            return False, current
+            return key_changed, True, current
     if not params["src"] or not os.path.exists(params["src"]):
+        if params["missing"] == "report" and params["src"]:
+            incoming = os.path.dirname(params["src"])
+            made = not os.path.isdir(incoming)
+            if made and not check_mode:
+                os.makedirs(incoming, mode=0o700)
+            return key_changed or made, False, None
         raise backend.BundleError("bundle %s is not unpacked under %s and src %r does not exist; copy the bundle first"
                                   % (params["id"] or "?", params["dest"], params["src"]))
     if check_mode:
@@ -101,7 +128,7 @@ def decide_and_act(params, check_mode):
             raise backend.BundleError("%s: bundle id %s, expected %s; refusing it"
                                       % (params["src"], summary["id"], params["id"]))
         current = backend.installed_bundle(params["dest"], summary["id"], public)
-        return current is None, current or summary
+        return key_changed or current is None, False, current or summary
     try:
         summary, changed = backend.unpack_bundle(params["src"], params["dest"], public, expected_id=params["id"])
     except backend.BundleError as exc:
@@ -111,7 +138,7 @@ def decide_and_act(params, check_mode):
         raise
     if params["remove_src"]:
         os.unlink(params["src"])
-    return changed, summary
+    return key_changed or changed, False, summary
 
 
 def main():
@@ -120,17 +147,19 @@ def main():
             src=dict(type="path"),
             dest=dict(type="path", default="/var/lib/mooring/bundles"),
             pubkey=dict(type="path", default="/etc/mooring/bundle-signing.pub"),
+            pubkey_content=dict(type="str"),
+            missing=dict(type="str", choices=["fail", "report"], default="fail"),
             id=dict(type="str"),
             remove_src=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
     try:
-        changed, summary = decide_and_act(module.params, module.check_mode)
+        changed, present, summary = decide_and_act(module.params, module.check_mode)
     except (backend.BundleError, OSError) as exc:
         module.fail_json(msg=str(exc))
-    result = dict(changed=changed, bundle=summary, arch=host_install.host_arch())
-    if module._diff and changed:
+    result = dict(changed=changed, present=present, bundle=summary, arch=host_install.host_arch())
+    if module._diff and changed and summary:
         result["diff"] = dict(before="", after="%s\n" % os.path.join(module.params["dest"], summary["id"]))
     module.exit_json(**result)
 

@@ -30,21 +30,21 @@ def built(tmp_path):
 
 def params(tmp_path, **kw):
     base = {"src": str(tmp_path / "b.tar"), "dest": str(tmp_path / "root"), "pubkey": str(tmp_path / "k.pub"),
-            "id": None, "remove_src": False}
+            "id": None, "remove_src": False, "pubkey_content": None, "missing": "fail"}
     base.update(kw)
     return base
 
 
 def test_check_mode_writes_nothing_then_apply_then_noop(built):
     tmp_path, out = built
-    changed, summary = decide_and_act(params(tmp_path, id=out["id"]), check_mode=True)
-    assert changed and summary["id"] == out["id"] and not (tmp_path / "root").exists()
-    changed, summary = decide_and_act(params(tmp_path, id=out["id"], remove_src=True), check_mode=False)
-    assert changed and (tmp_path / "root" / out["id"] / "alpha" / "bin" / "amd64" / "tool").exists()
+    changed, present, summary = decide_and_act(params(tmp_path, id=out["id"]), check_mode=True)
+    assert changed and not present and summary["id"] == out["id"] and not (tmp_path / "root").exists()
+    changed, present, summary = decide_and_act(params(tmp_path, id=out["id"], remove_src=True), check_mode=False)
+    assert changed and not present and (tmp_path / "root" / out["id"] / "alpha" / "bin" / "amd64" / "tool").exists()
     assert not (tmp_path / "b.tar").exists()
     # Already unpacked: no src needed, nothing changes.
-    assert not decide_and_act(params(tmp_path, id=out["id"]), check_mode=False)[0]
-    assert not decide_and_act(params(tmp_path, id=out["id"]), check_mode=True)[0]
+    assert decide_and_act(params(tmp_path, id=out["id"]), check_mode=False)[:2] == (False, True)
+    assert decide_and_act(params(tmp_path, id=out["id"]), check_mode=True)[:2] == (False, True)
 
 
 def test_refused_copy_is_deleted_and_nothing_unpacked(built):
@@ -72,3 +72,36 @@ def test_missing_src_names_what_to_do(built):
     tmp_path, _out = built
     with pytest.raises(b.BundleError, match="copy the bundle first"):
         decide_and_act(params(tmp_path, src=str(tmp_path / "nope.tar"), id="a" * 64), check_mode=False)
+
+
+def test_locate_keeps_the_trusted_key_and_reports_a_bundle_not_here(built):
+    tmp_path, out = built
+    pem = (tmp_path / "k.pub").read_text()
+    key = tmp_path / "etc" / "mooring" / "trusted.pub"
+    incoming = tmp_path / "root" / "incoming"
+    where = params(tmp_path, src=str(incoming / "b.tar"), id=out["id"], pubkey=str(key), pubkey_content=pem,
+                   missing="report")
+    # Check mode: would write the key and make the incoming directory; nothing is written.
+    assert decide_and_act(where, check_mode=True) == (True, False, None)
+    assert not key.exists() and not incoming.exists()
+    assert decide_and_act(where, check_mode=False) == (True, False, None)
+    assert key.read_text() == pem and key.stat().st_mode & 0o7777 == 0o644
+    assert incoming.stat().st_mode & 0o7777 == 0o700
+    assert decide_and_act(where, check_mode=False) == (False, False, None)
+    # The copy lands; the same call unpacks it; then it is found, and a loosened key mode is put back.
+    (tmp_path / "b.tar").rename(incoming / "b.tar")
+    changed, present, summary = decide_and_act(dict(where, missing="fail"), check_mode=False)
+    assert changed and not present and summary["id"] == out["id"]
+    key.chmod(0o666)
+    changed, present, summary = decide_and_act(where, check_mode=False)
+    assert changed and present and summary["id"] == out["id"] and key.stat().st_mode & 0o7777 == 0o644
+    assert decide_and_act(where, check_mode=False)[:2] == (False, True)
+
+
+def test_a_trusted_key_that_is_not_ed25519_is_refused_before_anything_is_written(built):
+    tmp_path, out = built
+    key = tmp_path / "trusted.pub"
+    with pytest.raises(b.SignatureError):
+        decide_and_act(params(tmp_path, id=out["id"], pubkey=str(key), pubkey_content="not a key\n",
+                              missing="report"), check_mode=False)
+    assert not key.exists()

@@ -440,3 +440,14 @@ def test_changed_items_item_by_item():
     assert data["hosts"]["cp1"]["changed_items"] == [
         "sysctl net.ipv4.ip_forward: 0 -> 1", "unit containerd: started", "file /usr/local/bin/etcdctl: installed"]
     assert "    - file /usr/local/bin/etcdctl: installed" in report.render_markdown(data)
+
+
+def test_host_states_install_option_reports_versions_and_artifacts_like_bundle_install():
+    log = report.RunLog("install", "/c/playbooks/install.yml", START, 1000.0)
+    log.host_result("cp1", "t1", "containerd : One pass", "mooring.cluster.containerd", "mooring.cluster.host_state", "ok",
+                    {"changed": True, "changes": ["file /usr/local/sbin/runc: installed", "unit containerd: restarted"],
+                     "versions": {"runc": "1.3.3"}, "artifacts": [{"name": "runc", "version": "1.3.3"}]}, 1001.0)
+    log.end(1002.0)
+    host = report.build_report(log, {"cp1": _stats(ok=1, changed=1)}, END, inventory=["/inv/hosts.yml"])["hosts"]["cp1"]
+    assert host["versions"] == {"runc": "1.3.3"} and host["artifacts"] == {"runc": "1.3.3"}
+    assert host["changed_items"] == ["file /usr/local/sbin/runc: installed", "unit containerd: restarted"]
