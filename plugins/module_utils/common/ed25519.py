@@ -40,6 +40,7 @@ _P = 2 ** 255 - 19
 _L = 2 ** 252 + 27742317777372353535851937790883648493
 _D = (-121665 * pow(121666, _P - 2, _P)) % _P
 _SQRT_M1 = pow(2, (_P - 1) // 4, _P)
+_IDENTITY = (0, 1, 1, 0)  # extended coordinates (X, Y, Z, T)
 
 
 def _pt_add(p1, p2):
@@ -54,7 +55,7 @@ def _pt_add(p1, p2):
 
 
 def _pt_mul(scalar, point):
-    result = (0, 1, 1, 0)
+    result = _IDENTITY
     while scalar:
         if scalar & 1:
             result = _pt_add(result, point)
@@ -97,13 +98,21 @@ _BASE_Y = 4 * pow(5, _P - 2, _P) % _P
 _BASE = (_recover_x(_BASE_Y, 0), _BASE_Y, 1, _recover_x(_BASE_Y, 0) * _BASE_Y % _P)
 
 
+def small_order(public_key):
+    """True when the 32-byte key decodes to a point of small order (8A = identity), or to none at all: with
+    such a key a signature R = identity, s = 0 verifies for every message."""
+    point = _decompress(public_key) if len(public_key) == 32 else None
+    return point is None or _pt_equal(_pt_mul(8, point), _IDENTITY)
+
+
 def verify(public_key, message, signature):
-    """True when ``signature`` (64 bytes) is a valid Ed25519 signature of ``message``."""
+    """True when ``signature`` (64 bytes) is a valid Ed25519 signature of ``message`` by a key that is not of
+    small order."""
     if len(public_key) != 32 or len(signature) != 64:
         return False
     a_point = _decompress(public_key)
     r_point = _decompress(signature[:32])
-    if a_point is None or r_point is None:
+    if a_point is None or r_point is None or _pt_equal(_pt_mul(8, a_point), _IDENTITY):
         return False
     s = int.from_bytes(signature[32:], "little")
     if s >= _L:
@@ -124,8 +133,8 @@ def public_key_from_pem(text):
         der = base64.b64decode(body, validate=True)
     except (ValueError, TypeError):
         der = b""
-    if len(der) != 44 or not der.startswith(_SPKI_PREFIX):
-        return None
+    if len(der) != 44 or not der.startswith(_SPKI_PREFIX) or small_order(der[len(_SPKI_PREFIX):]):
+        return None  # a small-order key would accept a forged signature of anything
     return der[len(_SPKI_PREFIX):]
 
 

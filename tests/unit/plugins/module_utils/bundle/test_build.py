@@ -48,6 +48,21 @@ def test_ed25519_rfc8032_vectors(pub, msg, sig):
     assert not ed25519.verify(pub, msg, bytes(bad))
 
 
+# Public keys of small order (8A = identity): the identity itself (y = 1), the point of order 2 (y = -1), and
+# one of order 4 (x = sqrt(-1), y = 0). With such a key, R = identity and s = 0 "sign" any message.
+SMALL_ORDER_KEYS = [(1).to_bytes(32, "little"), (2 ** 255 - 20).to_bytes(32, "little"), bytes(32)]
+
+
+@pytest.mark.parametrize("pub", SMALL_ORDER_KEYS, ids=["identity", "order-2", "order-4"])
+def test_ed25519_small_order_public_key_verifies_nothing(pub):
+    forged = (1).to_bytes(32, "little") + bytes(32)  # R = identity, s = 0
+    for message in (b"", b"any manifest", b"x" * 1000):
+        assert not ed25519.verify(pub, message, forged)
+    pem = ("-----BEGIN PUBLIC KEY-----\n%s\n-----END PUBLIC KEY-----\n"
+           % __import__("base64").b64encode(bytes.fromhex("302a300506032b6570032100") + pub).decode())
+    assert ed25519.public_key_from_pem(pem) is None
+
+
 @settings(max_examples=25, deadline=None)
 @given(message=st.binary(max_size=300), flip=st.integers(min_value=0, max_value=64 * 8 - 1))
 def test_ed25519_matches_cryptography(message, flip):
