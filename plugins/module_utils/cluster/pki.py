@@ -180,10 +180,17 @@ def _members(value, field):
     return out
 
 
+# The longest validity and look-ahead in days (100 years): X.509 dates end in 9999, Python's at year 9999 too,
+# and nobody means more.
+MAX_DAYS = 36500
+
+
 def _positive_int(spec, field):
     value = spec[field]
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise PKIError("%s must be a positive integer (days), got %s" % (field, excerpt(value)))
+    if value > MAX_DAYS:
+        raise PKIError("%s must be at most %d days (100 years), got %d" % (field, MAX_DAYS, value))
     return value
 
 
@@ -200,6 +207,9 @@ def normalize(spec):
         raise PKIError("key_type: %s is not one of %s" % (excerpt(out["key_type"]), ", ".join(KEY_TYPES)))
     for field in ("ca_validity_days", "validity_days", "renew_before_days"):
         _positive_int(out, field)
+    if out["validity_days"] > out["ca_validity_days"]:
+        raise PKIError("validity_days (%d) must not be longer than ca_validity_days (%d): a certificate would outlive "
+                       "the CA that signs it" % (out["validity_days"], out["ca_validity_days"]))
     if out["renew_before_days"] >= out["validity_days"]:
         raise PKIError("renew_before_days (%d) must be smaller than validity_days (%d), otherwise every run "
                        "renews every certificate" % (out["renew_before_days"], out["validity_days"]))
@@ -1076,8 +1086,8 @@ def pki_status(path, request=None, days=None, now=None):
     if not os.access(path, os.R_OK | os.X_OK):
         raise PKIError("path: %s is not readable" % _shown(path))
     days = DEFAULTS["renew_before_days"] if days is None else days
-    if isinstance(days, bool) or not isinstance(days, int) or days < 0:
-        raise PKIError("days must be a whole number of days (0 or more), got %s" % excerpt(days))
+    if isinstance(days, bool) or not isinstance(days, int) or days < 0 or days > MAX_DAYS:
+        raise PKIError("days must be a whole number of days from 0 to %d, got %s" % (MAX_DAYS, excerpt(days)))
     check_tree(path)
     now = now or datetime.datetime.now(datetime.timezone.utc)
     if request is not None and not isinstance(request, dict):

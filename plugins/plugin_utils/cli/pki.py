@@ -138,6 +138,10 @@ def _days(text):
         raise argparse.ArgumentTypeError("%r is not a whole number of days" % text) from None
     if value < 0:
         raise argparse.ArgumentTypeError("%r: days cannot be negative" % text)
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import MAX_DAYS
+
+    if value > MAX_DAYS:
+        raise argparse.ArgumentTypeError("%r: at most %d days (100 years)" % (text, MAX_DAYS))
     return value
 
 
