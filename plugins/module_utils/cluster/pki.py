@@ -356,9 +356,9 @@ def _capped(lines, limit=_MAX_PROBLEMS):
 
 
 def check_tree(path):
-    """Refuse symbolic links and special files (FIFOs, sockets, devices) anywhere inside the
-    directory ``path`` (``path`` itself may be a link to a directory): one problem per entry,
-    before anything reads, writes or chmods there. A missing ``path`` passes."""
+    """Refuse symbolic links, hard links (a file with another name, maybe outside) and special files (FIFOs,
+    sockets, devices) anywhere inside the directory ``path`` (``path`` itself may be a link to a directory): one
+    problem per entry, before anything reads, writes or chmods there. A missing ``path`` passes."""
     if not os.path.isdir(path):
         return
     bad = []
@@ -377,6 +377,8 @@ def check_tree(path):
                 pending.append(entry.path)
             elif not entry.is_file(follow_symlinks=False):
                 bad.append("%s is a special file (FIFO, socket or device)" % _shown(entry.path))
+            elif entry.stat(follow_symlinks=False).st_nlink > 1:
+                bad.append("%s is a hard link (%d names)" % (_shown(entry.path), entry.stat(follow_symlinks=False).st_nlink))
     if bad:
         bad.sort()
         raise PKIError("the PKI directory %s holds links or special files" % _shown(path), problems=_capped(

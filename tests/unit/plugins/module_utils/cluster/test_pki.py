@@ -583,6 +583,23 @@ def test_symlinked_key_is_refused_and_its_target_untouched(fresh, tmp_path):
             read(fresh)
 
 
+def test_hard_linked_key_is_refused_and_the_other_name_untouched(fresh, tmp_path):
+    outside = tmp_path / "outside.key"
+    outside.write_bytes(get(fresh, "apiserver.key"))
+    os.chmod(outside, 0o640)  # what the mode fix would make 0600 through the link
+    os.unlink(os.path.join(fresh, "apiserver.key"))
+    os.link(str(outside), os.path.join(fresh, "apiserver.key"))
+    before = full_snapshot(fresh)
+    with pytest.raises(pki.PKIError) as exc:
+        pki.ensure_pki(fresh, REQUEST, force=["all"], reissue_broken=True)
+    assert exc.value.problems[0].startswith("%s is a hard link (2 names)" % os.path.join(fresh, "apiserver.key"))
+    assert stat.S_IMODE(os.stat(outside).st_mode) == 0o640
+    assert full_snapshot(fresh) == before
+    for read in (pki.inspect_pki, pki.pki_status):
+        with pytest.raises(pki.PKIError, match="apiserver.key is a hard link"):
+            read(fresh)
+
+
 def test_symlinked_directory_and_fifo_are_refused(fresh, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     shutil.move(os.path.join(fresh, "kubeconfig"), str(elsewhere))
