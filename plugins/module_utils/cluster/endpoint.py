@@ -48,6 +48,27 @@ class EndpointError(MooringError):
     """The HA endpoint cannot be planned from the given input (one line per problem)."""
 
 
+def host_problem(host):
+    """Why ``host`` (the host part of an API endpoint: a DNS name, an IPv4 address or a bracketed IPv6 address)
+    cannot be one, or None. Dotted digits must be an IPv4 address, brackets hold an IPv6 address; the unspecified
+    and multicast addresses are no endpoint a client can reach."""
+    bracketed = host.startswith("[") and host.endswith("]")
+    try:
+        address = ipaddress.ip_address(host[1:-1] if bracketed else host)
+        if bracketed != (address.version == 6):
+            raise ValueError(host)
+    except ValueError:
+        if bracketed:
+            return "%r is not a bracketed IPv6 address" % host
+        if host.replace(".", "").isdigit() or ":" in host:
+            return "%r is not an IPv4 address (an IPv6 address goes in brackets)" % host
+        return None  # a DNS name: its syntax is checked where it is read
+    if address.is_unspecified or address.is_multicast:
+        return "%s is the %s address, not one a client can reach" % (
+            address, "unspecified" if address.is_unspecified else "multicast")
+    return None
+
+
 def ip_endpoint(text, field="controlPlaneEndpoint"):
     """``IP:PORT`` (IPv4) or ``[IPv6]:PORT`` -> ``(ip_address, port)``; raises :class:`EndpointError`."""
     value = str(text or "")

@@ -18,7 +18,7 @@ import ipaddress
 import json
 import re
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import EndpointError, ip_endpoint
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import EndpointError, host_problem, ip_endpoint
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, SpecError, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import (
     KurlHashError,
@@ -348,10 +348,22 @@ def _semantic_problems(addons):
     elif len(networks) == 2 and networks["podCIDR"].overlaps(networks["serviceCIDR"]):
         problems.append("spec.kubernetes.serviceCIDR: '%s' overlaps podCIDR '%s'; choose disjoint ranges"
                         % (kube["serviceCIDR"], kube["podCIDR"]))
+    service = networks.get("serviceCIDR")
+    if service is not None and service.num_addresses < 16:
+        problems.append("spec.kubernetes.serviceCIDR: '%s' holds %d address(es); the API server takes the first and "
+                        "the cluster DNS the tenth, so at least 16 (IPv4 /28, IPv6 /124)"
+                        % (kube["serviceCIDR"], service.num_addresses))
     endpoint = kube.get("controlPlaneEndpoint")
-    if isinstance(endpoint, str) and not _ENDPOINT.match(endpoint) and not isinstance(kube.get("haEndpoint"), dict):
+    matched = _ENDPOINT.match(endpoint) if isinstance(endpoint, str) else None
+    if isinstance(endpoint, str) and not matched and not isinstance(kube.get("haEndpoint"), dict):
         problems.append("spec.kubernetes.controlPlaneEndpoint: '%s' is not HOST[:PORT] (a DNS name or an IPv4 address) "
                         "or [IPv6][:PORT]" % _short(endpoint))
+    elif matched:
+        why = host_problem(matched.group(1))
+        if matched.group(4) and not 1 <= int(matched.group(4)) <= 65535:
+            why = "port %s is not 1-65535" % matched.group(4)
+        if why:
+            problems.append("spec.kubernetes.controlPlaneEndpoint: '%s': %s" % (_short(endpoint), why))
     if isinstance(kube.get("haEndpoint"), dict):
         if "controlPlaneEndpoint" not in kube:
             problems.append("spec.kubernetes.haEndpoint: mode vip needs spec.kubernetes.controlPlaneEndpoint "

@@ -103,6 +103,14 @@ SPECS = [
      r"serviceCIDR: IPv6, but podCIDR is IPv4"),
     ("cidr-dual-stack-list", GOOD.replace("podCIDR: 10.32.0.0/16", "podCIDR: '10.32.0.0/16,fd00::/56'"), r"podCIDR"),
     ("cidr-int", GOOD.replace("podCIDR: 10.32.0.0/16", "podCIDR: 10"), r"podCIDR"),
+    ("cidr-service-too-small", GOOD.replace("serviceCIDR: 10.96.0.0/16", "serviceCIDR: 10.96.0.0/32"),
+     r"spec.kubernetes.serviceCIDR: '10.96.0.0/32' holds 1 address\(es\); .*at least 16"),
+    ("endpoint-not-ipv4", GOOD.replace("serviceCIDR: 10.96.0.0/16", "serviceCIDR: 10.96.0.0/16, controlPlaneEndpoint: '999.999.999.999:6443'"),
+     r"controlPlaneEndpoint: '999.999.999.999:6443': '999.999.999.999' is not an IPv4 address"),
+    ("endpoint-unspecified", GOOD.replace("serviceCIDR: 10.96.0.0/16", "serviceCIDR: 10.96.0.0/16, controlPlaneEndpoint: '0.0.0.0:6443'"),
+     r"controlPlaneEndpoint: '0.0.0.0:6443': 0.0.0.0 is the unspecified address"),
+    ("endpoint-port-range", GOOD.replace("serviceCIDR: 10.96.0.0/16", "serviceCIDR: 10.96.0.0/16, controlPlaneEndpoint: 'api.example:70000'"),
+     r"controlPlaneEndpoint: 'api.example:70000': port 70000 is not 1-65535"),
     ("endpoint-garbage", GOOD.replace("serviceCIDR: 10.96.0.0/16", "serviceCIDR: 10.96.0.0/16, controlPlaneEndpoint: '::::'"),
      r"controlPlaneEndpoint"),
     ("kurl-addon-string", KURL + "  rook: 1.0\n  calico: latest\n", r"spec.calico"),
@@ -122,7 +130,8 @@ HASHABLE = {"version-int", "version-float", "version-list", "version-long", "ver
             "addon-string", "addon-list", "addon-int-key", "unknown-addon", "many-unknown-addons", "unknown-field",
             "long-unknown-field", "topology-bad", "two-cnis", "no-cni", "no-kubernetes", "cidr-garbage", "cidr-bare-ip",
             "cidr-host-bits", "cidr-overlap", "cidr-v6-pod-v4-service", "cidr-v4-pod-v6-service", "cidr-dual-stack-list",
-            "cidr-int", "endpoint-garbage", "kurl-addon-string", "kurl-kubernetes-string", "kurl-kubernetes-list",
+            "cidr-int", "cidr-service-too-small", "endpoint-garbage", "endpoint-not-ipv4", "endpoint-unspecified",
+            "endpoint-port-range", "kurl-addon-string", "kurl-kubernetes-string", "kurl-kubernetes-list",
             "kurl-int-keys", "kurl-metadata-list", "kurl-k3s", "kurl-placeholder"}
 
 CASES = []
