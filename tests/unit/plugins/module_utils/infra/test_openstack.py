@@ -113,7 +113,7 @@ def test_normalize_fills_defaults():
     ({"keypair": {"name": "k", "public_key": "-----BEGIN OPENSSH PRIVATE KEY-----"}},
      "keypair.public_key: this is a private key"),
     ({"user_data": {"write_files": []}}, "user_data.write_files: not allowed"),
-    ({"user_data": {"packages": ["-----BEGIN CERTIFICATE-----"]}}, "never go into user data"),
+    ({"user_data": {"packages": ["-----BEGIN CERTIFICATE-----"]}}, "is not a package"),
     ({"external_network": None}, "external_network: required"),
     ({"network": {"cidr": "10.42.0.0/28"}}, "too few for 2 workers"),
 ])
@@ -200,6 +200,42 @@ def test_load_balancer_members_are_the_control_plane():
     lb = plan["load_balancer"]
     assert [m["address"] for m in lb["members"]] == ["10.42.0.10", "10.42.0.11", "10.42.0.12"]
     assert ("tcp", 6443, 6443, "10.42.0.0/24", None) in rules_of(plan, "demo-control-plane")
+
+
+_OPENSSH_PRIVATE_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+
+
+@pytest.mark.parametrize("user_data,needle", [
+    # What a substring deny-list let through:
+    ({"users": [{"name": "ops", "ssh_authorized_keys": [_OPENSSH_PRIVATE_BODY]}]},
+     "user_data.users[0].ssh_authorized_keys[0]: not an SSH public key line"),
+    ({"packages": ["-----BEGIN PRIVATE  KEY-----"]}, "user_data.packages[0]: '-----BEGIN PRIVATE  KEY-----' is not a package"),
+    ({"sysctls": {"net.ipv4.ip_forward": "abcdef.0123456789abcdef"}},
+     "user_data.sysctls.net.ipv4.ip_forward: 'abcdef.0123456789abcdef' is not a number"),
+    ({"sysctls": {"net.ipv4.ip_forward": "1\nkernel.modprobe = /tmp/x"}}, "is not a number"),
+    ({"sysctls": {"net.ipv4.ip_forward\nkernel.modprobe": 1}}, "is not a sysctl name"),
+    ({"users": [{"name": "ops", "passwd": "$6$salt$hash"}]}, "user_data.users[0].passwd: not allowed"),
+    ({"users": [{"name": "ops", "plain_text_passwd": "hunter2"}]}, "user_data.users[0].plain_text_passwd: not allowed"),
+    ({"users": [{"name": "Ops!"}]}, "user_data.users[0].name: 'Ops!' is not a user name"),
+    ({"users": ["ops"]}, "user_data.users[0]: a mapping with at least name"),
+    ({"packages": "chrony"}, "user_data.packages: a list"),
+    ({"packages": ["chrony\n"]}, "user_data.packages[0]: 'chrony\\n' is not a package"),
+    ({"sysctls": {"vm.swappiness": "1\n"}}, "user_data.sysctls.vm.swappiness: '1\\n' is not a number"),
+])
+def test_user_data_is_an_allow_list(user_data, needle):
+    with pytest.raises(infra.OpenStackInfraError) as exc:
+        infra.normalize(spec(user_data=user_data))
+    assert needle in problems_of(exc)
+
+
+def test_user_data_allows_what_hosts_need_and_a_deny_list_refused():
+    user = {"name": "ops", "groups": ["sudo", "adm"], "shell": "/bin/bash", "lock_passwd": True,
+            "sudo": "ALL=(ALL) NOPASSWD:ALL", "ssh_authorized_keys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG ops@laptop"]}
+    got = infra.normalize(spec(user_data={"users": [user], "packages": ["chrony", "nfs-common=1:2.6.2-4"],
+                                          "sysctls": {"net.ipv4.ip_local_port_range": "1024 65535",
+                                                      "vm.max_map_count": 262144}}))
+    text = infra.render_user_data(got["user_data"])
+    assert "NOPASSWD:ALL" in text and "lock_passwd" in text and "1024 65535" in text
 
 
 def test_user_data_is_cloud_config_with_only_host_config():
