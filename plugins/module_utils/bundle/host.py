@@ -399,6 +399,24 @@ def check_manifest(manifest, where="bundle"):
     return _ManifestShape(where).manifest(manifest)
 
 
+def _check_end(handle, end, path):
+    """After the last member: from the end-of-archive block at ``end`` to the end of the file there are only
+    zeros - the two end blocks and the padding to the next full record - and no more; nothing else rides along
+    with a signed bundle."""
+    size = os.fstat(handle.fileno()).st_size
+    allowed = -(-(end + 2 * tarfile.BLOCKSIZE) // tarfile.RECORDSIZE) * tarfile.RECORDSIZE
+    if size > allowed:
+        raise BundleError("%s: %d bytes after the end of the archive (at most %d of zero padding); refusing it"
+                          % (path, size - end, allowed - end))
+    if size < end + 2 * tarfile.BLOCKSIZE:
+        raise BundleError("%s: cut off in the end-of-archive blocks (%d bytes from offset %d, 1024 expected); copy "
+                          "it again" % (path, size - end, end))
+    handle.seek(end)
+    if handle.read(size - end).strip(b"\0"):
+        raise BundleError("%s: not zero after the end of the archive (%d bytes from offset %d); refusing it"
+                          % (path, size - end, end))
+
+
 def _verify_stream(path, public_raw, on_package=None, progress=None):
     """One pass over the bundle: signature first, then every package's size and sha256.
 
@@ -446,6 +464,7 @@ def _verify_stream(path, public_raw, on_package=None, progress=None):
             missing = sorted(set(expected) - seen)
             if missing:
                 raise BundleError("%s: incomplete bundle, missing %s; copy it again" % (path, ", ".join(missing)))
+            _check_end(handle, tar.offset, path)
     except (tarfile.TarError, EOFError) as exc:
         raise BundleError("%s: damaged bundle (%s); refusing it" % (path, _reason(exc))) from exc
     return manifest, data, signature

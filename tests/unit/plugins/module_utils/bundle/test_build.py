@@ -417,3 +417,35 @@ def test_one_manifest_listed_per_architecture_is_stored_once_and_other_bytes_are
                              "packages": {}}})
     with pytest.raises(b.BundleError, match="would both be stored as cm/manifests/manifest.yaml"):
         build(tmp_path, lock, out="other.bundle")
+
+
+@pytest.mark.parametrize("tail,why", [
+    (os.urandom(3 * 1024 * 1024), "bytes after the end of the archive"),
+    (b"\0" * 30 * 1024, "bytes after the end of the archive"),
+    (b"x", "bytes after the end of the archive"),
+], ids=["3MiB-random", "zeros-past-the-record", "one-byte"])
+def test_bytes_after_the_end_of_the_archive_are_refused(tmp_path, sources, tail, why):
+    _src, addons = sources
+    build(tmp_path, make_lock(addons))
+    pub = h.read_public_key(str(tmp_path / "k" / "s.pub"))
+    path = tmp_path / "out.bundle"
+    h.verify_bundle(str(path), pub)  # as built: the end-of-archive blocks and the record's zero padding only
+    with open(str(path), "ab") as handle:
+        handle.write(tail)
+    with pytest.raises(b.BundleError, match=why):
+        h.verify_bundle(str(path), pub)
+    with pytest.raises(b.BundleError, match=why):
+        h.unpack_bundle(str(path), str(tmp_path / "root"), pub)
+    assert not (tmp_path / "root").exists() or os.listdir(str(tmp_path / "root")) in ([], ["incoming"])
+
+
+def test_data_hidden_in_the_end_of_archive_padding_is_refused(tmp_path, sources):
+    _src, addons = sources
+    build(tmp_path, make_lock(addons))
+    pub = h.read_public_key(str(tmp_path / "k" / "s.pub"))
+    path = tmp_path / "out.bundle"
+    data = bytearray(path.read_bytes())
+    data[-100] = 0x41  # inside the zero padding after the end-of-archive blocks, same size
+    path.write_bytes(bytes(data))
+    with pytest.raises(b.BundleError, match="not zero after the end of the archive"):
+        h.verify_bundle(str(path), pub)
