@@ -581,7 +581,7 @@ def unpack_bundle(path, root, public_raw, expected_id=None, progress=None):
 
     Nothing is written under ``root`` until pass 1 has verified the signature and every
     package checksum; pass 2 unpacks into a temporary directory renamed into place only when
-    every file matched. Returns ``(summary, changed)``.
+    every file matched the manifest pass 1 verified. Returns ``(summary, changed)``.
     """
     manifest, data, _sig = _verify_stream(path, public_raw, progress=progress)
     bundle_id = hashlib.sha256(data).hexdigest()
@@ -594,8 +594,15 @@ def unpack_bundle(path, root, public_raw, expected_id=None, progress=None):
     os.makedirs(root, mode=0o755, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".unpack-%s-" % bundle_id[:12], dir=root)
     try:
-        _verify_stream(path, public_raw, on_package=lambda name, pkg, reader: _extract_package(name, pkg, reader, tmp),
-                       progress=progress)
+        _manifest, again, _again_sig = _verify_stream(
+            path, public_raw, on_package=lambda name, pkg, reader: _extract_package(name, pkg, reader, tmp),
+            progress=progress)
+        # Pass 2 checked every file against the manifest it read; that must be the one pass 1 verified, or
+        # another signed bundle put in the file's place between the passes would land under this id.
+        if again != data:
+            raise BundleError("%s: the bundle changed between its verification and its unpacking (bundle id %s, "
+                              "then %s); nothing was unpacked; refusing it"
+                              % (path, bundle_id, hashlib.sha256(again).hexdigest()))
         for fname, payload in ((MANIFEST_NAME, data), (SIGNATURE_NAME, _sig)):
             with open(os.path.join(tmp, fname), "wb") as handle:
                 handle.write(payload)

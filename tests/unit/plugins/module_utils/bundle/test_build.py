@@ -449,3 +449,30 @@ def test_data_hidden_in_the_end_of_archive_padding_is_refused(tmp_path, sources)
     path.write_bytes(bytes(data))
     with pytest.raises(b.BundleError, match="not zero after the end of the archive"):
         h.verify_bundle(str(path), pub)
+
+
+def test_unpack_refuses_a_source_swapped_between_its_passes(tmp_path, sources, monkeypatch):
+    """Bundles A and B signed by the same key: B put in A's place after pass 1 verified A must not land under A's id."""
+    src, addons = sources
+    first = build(tmp_path, make_lock(addons), out="a.bundle")
+    (src / "tool").write_bytes(b"\x7fELF tool v2" + os.urandom(1000))
+    addons["alpha"]["artifacts"] = [artifact(src / "tool", "tool")]
+    second = build(tmp_path, make_lock(addons), out="b.bundle")
+    assert first["id"] != second["id"]
+    pub = h.read_public_key(str(tmp_path / "k" / "s.pub"))
+    target = tmp_path / "incoming.bundle"
+    shutil.copyfile(str(tmp_path / "a.bundle"), str(target))
+    passes = []
+    original = h._verify_stream
+
+    def swapping(path, *args, **kwargs):
+        out = original(path, *args, **kwargs)
+        passes.append(path)
+        if len(passes) == 1:  # between the passes: someone replaces the file with bundle B
+            shutil.copyfile(str(tmp_path / "b.bundle"), str(target))
+        return out
+    monkeypatch.setattr(h, "_verify_stream", swapping)
+    root = tmp_path / "root"
+    with pytest.raises(b.BundleError, match="changed between its verification and its unpacking"):
+        h.unpack_bundle(str(target), str(root), pub, expected_id=first["id"])
+    assert not (root / first["id"]).exists() and [p for p in os.listdir(str(root)) if p.startswith(".unpack")] == []
