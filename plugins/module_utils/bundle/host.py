@@ -99,6 +99,53 @@ def _regular_file(path, what, error=BundleError):
         raise error("%s %s: not a regular file" % (what, path))
 
 
+# The largest pax extended header or GNU long name a bundle member may have. Python's tarfile reads such a header
+# whole, before any signature or size check, so it is measured first (_scan_headers).
+MAX_HEADER = 1 << 20
+_LONG_HEADERS = {b"x": "pax extended header", b"g": "pax global header", b"L": "GNU long name",
+                 b"K": "GNU long link name"}
+
+
+def _header_size(block, path, offset):
+    field = block[124:136]
+    try:
+        if field[0] & 0x80:  # base-256 (GNU): a size that octal cannot hold; negative when 0x40 is set too
+            value = int.from_bytes(bytes([field[0] & 0x7F]) + field[1:], "big")
+            return -value if field[0] & 0x40 else value
+        return int(field.split(b"\0", 1)[0].strip(b" ") or b"0", 8)
+    except ValueError:
+        raise BundleError("%s: not a tar header at offset %d; refusing it" % (path, offset)) from None
+
+
+def _is_header(block):
+    """Whether a 512-byte block carries a valid tar header checksum (unsigned or signed byte sums, as tarfile)."""
+    try:
+        stored = int(block[148:156].split(b"\0", 1)[0].strip(b" ") or b"-1", 8)
+    except ValueError:
+        return False
+    blanked = block[:148] + b" " * 8 + block[156:]
+    return stored in (sum(blanked), sum(b - 256 if b > 127 else b for b in blanked))
+
+
+def _scan_headers(handle, path):
+    """Walk the member headers of the (plain, seekable) bundle file without reading any member: a pax or GNU
+    long-name header larger than MAX_HEADER, or a negative size, is refused before tarfile reads it whole."""
+    size = os.fstat(handle.fileno()).st_size
+    offset = 0
+    while offset + tarfile.BLOCKSIZE <= size:
+        handle.seek(offset)
+        block = handle.read(tarfile.BLOCKSIZE)
+        if not block.strip(b"\0") or not _is_header(block):
+            break  # the end, or no tar header: tarfile says what is wrong with it
+        length = _header_size(block, path, offset)
+        kind = _LONG_HEADERS.get(block[156:157])
+        if length < 0 or (kind and length > MAX_HEADER):
+            raise BundleError("%s: a %s of %d bytes at offset %d (at most %d); refusing it"
+                              % (path, kind or "member", length, offset, MAX_HEADER))
+        offset += tarfile.BLOCKSIZE + -(-length // tarfile.BLOCKSIZE) * tarfile.BLOCKSIZE
+    handle.seek(0)
+
+
 def open_bundle(path):
     """The bundle file at ``path`` opened for reading: a regular file, checked on the open descriptor
     (a FIFO or device is refused without a blocking read)."""
@@ -218,7 +265,9 @@ def bundle_id_of(path):
 def read_head(path):
     """(bundle.json bytes, signature bytes) from the first two members, reading nothing else."""
     try:
-        with open_bundle(path) as handle, tarfile.open(fileobj=handle, mode="r|") as tar:
+        with open_bundle(path) as handle:
+            _scan_headers(handle, path)
+            tar = tarfile.open(fileobj=handle, mode="r|")  # noqa: SIM115 - closed with the handle's block
             members = []
             for member in tar:
                 if not member.isfile() or member.size > MAX_MANIFEST:
@@ -425,7 +474,9 @@ def _verify_stream(path, public_raw, on_package=None, progress=None):
     """
     sink = _Progress(progress)
     try:
-        with open_bundle(path) as handle, tarfile.open(fileobj=handle, mode="r|") as tar:
+        with open_bundle(path) as handle:
+            _scan_headers(handle, path)
+            tar = tarfile.open(fileobj=handle, mode="r|")  # noqa: SIM115 - closed with the handle's block
             members = iter(tar)
             heads = []
             for _index in range(2):

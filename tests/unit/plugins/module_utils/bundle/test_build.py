@@ -476,3 +476,55 @@ def test_unpack_refuses_a_source_swapped_between_its_passes(tmp_path, sources, m
     with pytest.raises(b.BundleError, match="changed between its verification and its unpacking"):
         h.unpack_bundle(str(target), str(root), pub, expected_id=first["id"])
     assert not (root / first["id"]).exists() and [p for p in os.listdir(str(root)) if p.startswith(".unpack")] == []
+
+
+def _header(name, size, kind):
+    info = tarfile.TarInfo(name)
+    info.size, info.type = size, kind
+    return info.tobuf(tarfile.USTAR_FORMAT)
+
+
+@pytest.mark.parametrize("kind,what", [(tarfile.XHDTYPE, "pax extended header"), (tarfile.XGLTYPE, "pax global header"),
+                                       (tarfile.GNUTYPE_LONGNAME, "GNU long name")], ids=["pax", "pax-global", "gnu-longname"])
+def test_a_header_bomb_is_refused_before_tarfile_reads_it(tmp_path, kind, what):
+    """A 4 KiB-on-disk sparse file whose first header declares 2 GiB of pax data: measured, not read."""
+    import resource  # pylint: disable=import-outside-toplevel
+    import time  # pylint: disable=import-outside-toplevel
+    path = tmp_path / "bomb.bundle"
+    with open(str(path), "wb") as handle:
+        handle.write(_header("././@PaxHeader", 2 << 30, kind))
+    os.truncate(str(path), 512 + (2 << 30) + 1024)  # sparse: the declared bytes are holes
+    key = Ed25519PrivateKey.generate().public_key().public_bytes_raw()
+    before, start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.monotonic()
+    for read in (h.verify_bundle, h.verify_signature):
+        with pytest.raises(b.BundleError, match="a %s of 2147483648 bytes at offset 0 \\(at most 1048576\\)" % what):
+            read(str(path), key)
+    with pytest.raises(b.BundleError, match=what):
+        h.unpack_bundle(str(path), str(tmp_path / "root"), key)
+    assert time.monotonic() - start < 1.0
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 * 1024  # KiB: under 100 MiB more
+
+
+def _pax_record(key, value):
+    body = " %s=%s\n" % (key, value)
+    length = len(body) + 1
+    while len(str(length)) + len(body) != length:  # a pax record's length counts its own digits
+        length = len(str(length)) + len(body)
+    return ("%d%s" % (length, body)).encode()
+
+
+def test_a_pax_header_at_the_limit_is_read_and_one_past_it_refused(tmp_path, sources):
+    _src, addons = sources
+    built = build(tmp_path, make_lock(addons))
+    pub = h.read_public_key(str(tmp_path / "k" / "s.pub"))
+    original = (tmp_path / "out.bundle").read_bytes()
+    for length, refused in ((h.MAX_HEADER, False), (h.MAX_HEADER + 1, True)):
+        record = _pax_record("comment", "x" * (length - len(" comment=\n") - len(str(length))))
+        assert len(record) == length
+        path = tmp_path / ("pax-%d.bundle" % length)
+        path.write_bytes(_header("././@PaxHeader", length, tarfile.XHDTYPE) + record + b"\0" * (-length % 512) + original)
+        if refused:
+            with pytest.raises(b.BundleError, match="a pax extended header of %d bytes at offset 0" % length):
+                h.verify_bundle(str(path), pub)
+        else:  # a comment for the first member: read, and harmless
+            assert h.verify_bundle(str(path), pub)["id"] == built["id"]
