@@ -106,27 +106,6 @@ _LONG_HEADERS = {b"x": "pax extended header", b"g": "pax global header", b"L": "
                  b"K": "GNU long link name"}
 
 
-def _header_size(block, path, offset):
-    field = block[124:136]
-    try:
-        if field[0] & 0x80:  # base-256 (GNU): a size that octal cannot hold; negative when 0x40 is set too
-            value = int.from_bytes(bytes([field[0] & 0x7F]) + field[1:], "big")
-            return -value if field[0] & 0x40 else value
-        return int(field.split(b"\0", 1)[0].strip(b" ") or b"0", 8)
-    except ValueError:
-        raise BundleError("%s: not a tar header at offset %d; refusing it" % (path, offset)) from None
-
-
-def _is_header(block):
-    """Whether a 512-byte block carries a valid tar header checksum (unsigned or signed byte sums, as tarfile)."""
-    try:
-        stored = int(block[148:156].split(b"\0", 1)[0].strip(b" ") or b"-1", 8)
-    except ValueError:
-        return False
-    blanked = block[:148] + b" " * 8 + block[156:]
-    return stored in (sum(blanked), sum(b - 256 if b > 127 else b for b in blanked))
-
-
 def _scan_headers(handle, path):
     """Walk the member headers of the (plain, seekable) bundle file without reading any member: a pax or GNU
     long-name header larger than MAX_HEADER, or a negative size, is refused before tarfile reads it whole."""
@@ -134,11 +113,12 @@ def _scan_headers(handle, path):
     offset = 0
     while offset + tarfile.BLOCKSIZE <= size:
         handle.seek(offset)
-        block = handle.read(tarfile.BLOCKSIZE)
-        if not block.strip(b"\0") or not _is_header(block):
+        try:  # tarfile's own parse of one header block: checksum, octal or base-256 size; nothing more is read
+            info = tarfile.TarInfo.frombuf(handle.read(tarfile.BLOCKSIZE), "utf-8", "surrogateescape")
+        except tarfile.HeaderError:
             break  # the end, or no tar header: tarfile says what is wrong with it
-        length = _header_size(block, path, offset)
-        kind = _LONG_HEADERS.get(block[156:157])
+        length = info.size
+        kind = _LONG_HEADERS.get(info.type)
         if length < 0 or (kind and length > MAX_HEADER):
             raise BundleError("%s: a %s of %d bytes at offset %d (at most %d); refusing it"
                               % (path, kind or "member", length, offset, MAX_HEADER))

@@ -69,6 +69,15 @@ def host_problem(host):
     return None
 
 
+def service_network_problem(network):
+    """Why the service network (an ``ipaddress`` network) cannot hold the cluster's services, or None: the API
+    server takes its first address and the cluster DNS its tenth."""
+    if network.num_addresses < 16:
+        return ("holds %d address(es); the API server takes the first and the cluster DNS the tenth, so at least 16 "
+                "(IPv4 /28, IPv6 /124)" % network.num_addresses)
+    return None
+
+
 def ip_endpoint(text, field="controlPlaneEndpoint"):
     """``IP:PORT`` (IPv4) or ``[IPv6]:PORT`` -> ``(ip_address, port)``; raises :class:`EndpointError`."""
     value = str(text or "")

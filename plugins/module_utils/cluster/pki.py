@@ -54,7 +54,7 @@ except ImportError as _exc:  # pragma: no cover - exercised by sanity's import t
     class UnsupportedAlgorithm(Exception):  # noqa: N818 - cryptography's name, for the except clauses
         """Stands in for cryptography's exception when the library is missing."""
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import host_problem
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import host_problem, service_network_problem
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
@@ -220,9 +220,9 @@ def normalize(spec):
     except ValueError as exc:
         raise PKIError("service_cidr: %s is not a network in CIDR form (%s)"
                        % (excerpt(out["service_cidr"]), str(exc)[:120])) from None
-    if net.num_addresses < 16:
-        raise PKIError("service_cidr: %s holds %d address(es); the API server takes the first and the cluster DNS "
-                       "the tenth, so at least 16" % (net, net.num_addresses))
+    why = service_network_problem(net)
+    if why:
+        raise PKIError("service_cidr: %s %s" % (net, why))
     out["service_ip"] = net.network_address + 1
     out["control_plane"] = _members(out["control_plane"], "control_plane")
     out["etcd"] = _members(out["etcd"], "etcd")

@@ -98,11 +98,15 @@ _BASE_Y = 4 * pow(5, _P - 2, _P) % _P
 _BASE = (_recover_x(_BASE_Y, 0), _BASE_Y, 1, _recover_x(_BASE_Y, 0) * _BASE_Y % _P)
 
 
+def _small(point):
+    """A point of small order (8P = identity): as a public key, R = identity and s = 0 verify for every message."""
+    return _pt_equal(_pt_mul(8, point), _IDENTITY)
+
+
 def small_order(public_key):
-    """True when the 32-byte key decodes to a point of small order (8A = identity), or to none at all: with
-    such a key a signature R = identity, s = 0 verifies for every message."""
+    """True when the 32-byte key decodes to a point of small order, or to none at all."""
     point = _decompress(public_key) if len(public_key) == 32 else None
-    return point is None or _pt_equal(_pt_mul(8, point), _IDENTITY)
+    return point is None or _small(point)
 
 
 def verify(public_key, message, signature):
@@ -112,7 +116,7 @@ def verify(public_key, message, signature):
         return False
     a_point = _decompress(public_key)
     r_point = _decompress(signature[:32])
-    if a_point is None or r_point is None or _pt_equal(_pt_mul(8, a_point), _IDENTITY):
+    if a_point is None or r_point is None or _small(a_point):
         return False
     s = int.from_bytes(signature[32:], "little")
     if s >= _L:

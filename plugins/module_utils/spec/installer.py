@@ -18,7 +18,12 @@ import ipaddress
 import json
 import re
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import EndpointError, host_problem, ip_endpoint
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import (
+    EndpointError,
+    host_problem,
+    ip_endpoint,
+    service_network_problem,
+)
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, SpecError, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import (
     KurlHashError,
@@ -348,11 +353,9 @@ def _semantic_problems(addons):
     elif len(networks) == 2 and networks["podCIDR"].overlaps(networks["serviceCIDR"]):
         problems.append("spec.kubernetes.serviceCIDR: '%s' overlaps podCIDR '%s'; choose disjoint ranges"
                         % (kube["serviceCIDR"], kube["podCIDR"]))
-    service = networks.get("serviceCIDR")
-    if service is not None and service.num_addresses < 16:
-        problems.append("spec.kubernetes.serviceCIDR: '%s' holds %d address(es); the API server takes the first and "
-                        "the cluster DNS the tenth, so at least 16 (IPv4 /28, IPv6 /124)"
-                        % (kube["serviceCIDR"], service.num_addresses))
+    why = service_network_problem(networks["serviceCIDR"]) if "serviceCIDR" in networks else None
+    if why:
+        problems.append("spec.kubernetes.serviceCIDR: '%s' %s" % (kube["serviceCIDR"], why))
     endpoint = kube.get("controlPlaneEndpoint")
     matched = _ENDPOINT.match(endpoint) if isinstance(endpoint, str) else None
     if isinstance(endpoint, str) and not matched and not isinstance(kube.get("haEndpoint"), dict):
