@@ -12,6 +12,9 @@ from ansible_collections.mooring.cluster.plugins.plugin_utils.action import Moor
 
 class ActionModule(MooringAction):
     def act(self, args, task_vars):
+        if args["role"] == "control_plane" and not args["pki_dir"]:
+            raise AnsibleActionFail("pki_dir is empty on a control-plane host: set kubeadm_pki_dir to the directory "
+                                    "of mooring.cluster.pki's certificates and keys")
         out = kubeadm.render_node_config(args["cluster"], args["node"], args["role"])
         if out["problems"]:
             raise AnsibleActionFail("the kubeadm configuration does not match the bundle: %s"

@@ -47,6 +47,17 @@ options:
         when the file's content, mode or owner differs) and the bundle is verified against it, in this one
         round trip.
     type: str
+  apt_source:
+    description:
+      - Once the bundle is unpacked here (found, or unpacked by this call), this apt sources list names its
+        package repositories - one C(deb [trusted=yes] file:DIR ./) line each, mode 0644 - rewritten when its
+        content, mode or owner differs (RV(apt_source_changed)).
+    type: path
+  packages:
+    description: Host packages (C(name) or C(name=version)) reported in RV(packages_missing) when not installed.
+    type: list
+    elements: str
+    default: []
   missing:
     description:
       - When O(id) is not unpacked here and O(src) does not exist, V(fail), or V(report) it (RV(present) false,
@@ -85,6 +96,25 @@ present:
   description: Whether O(id) was unpacked here (and verified) before this task.
   returned: always
   type: bool
+changes:
+  description: One line per item changed (or, in check mode, to change) - the trusted key, the apt source.
+  returned: always
+  type: list
+  elements: str
+apt_source_changed:
+  description: Whether O(apt_source) was (or would be) written by this call.
+  returned: always
+  type: bool
+packages_missing:
+  description: The O(packages) not installed on the host (dpkg); empty until the bundle is unpacked here.
+  returned: always
+  type: list
+  elements: str
+ansible_facts:
+  description: C(bundle_installed) - the same summary as RV(bundle), published for later roles once the bundle
+    is unpacked on the host (not set when it is missing, nor in a check run that has not unpacked it).
+  returned: when the bundle is unpacked on the host
+  type: dict
 bundle:
   description: Summary of the unpacked bundle - C(id), C(path) (its directory), C(hash), C(signer),
     C(sandbox_image) and per add-on C(dir), C(version), C(repo), C(packages), C(binaries), C(images).
@@ -94,21 +124,31 @@ bundle:
            path: /var/lib/mooring/bundles/436afbfa61618ceb45ee270770d75d7d41f671637e2a644a1534a1e227d49629}
 """
 
+import grp  # noqa: E402
 import os  # noqa: E402
+import pwd  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as backend  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import install as host_install  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.host_state import HostState  # noqa: E402
 
 
-def decide_and_act(params, check_mode):
-    """(changed, present, summary): nothing to do when the bundle is already unpacked and verifies."""
-    key_changed = False
+def decide_and_act(params, check_mode, state=None):
+    """(changed, present, summary): nothing to do when the bundle is already unpacked and verifies.
+
+    ``state`` (a :class:`HostState`) keeps the trusted key as a file (content, mode, owner) and collects the
+    change lines."""
+    state = state or HostState(None, check_mode=check_mode)
     if params["pubkey_content"] is not None:
-        key_changed, public = backend.trust_public_key(params["pubkey"], params["pubkey_content"], check_mode)
+        public = backend.public_key_from_pem(params["pubkey_content"])  # refused before anything is written
+        state.files([{"path": params["pubkey"], "content": params["pubkey_content"], "mode": "0644",
+                      "owner": pwd.getpwuid(os.geteuid()).pw_name, "group": grp.getgrgid(os.getegid()).gr_name}])
     else:
         public = backend.read_public_key(params["pubkey"])
+    key_changed = bool(state.changes)
     if params["id"]:
         current = backend.installed_bundle(params["dest"], params["id"], public)
         if current is not None:
@@ -138,7 +178,18 @@ def decide_and_act(params, check_mode):
         raise
     if params["remove_src"]:
         os.unlink(params["src"])
+    if changed:
+        state.changes.append("bundle %s: unpacked" % summary["id"])
     return key_changed or changed, False, summary
+
+
+def repositories(state, params, summary):
+    """On a host where the bundle is unpacked: its repositories in O(apt_source); the O(packages) missing."""
+    if params["apt_source"]:
+        lines = ["# Managed by mooring.cluster: the package repositories of air-gap bundle %s" % summary["id"],
+                 "# (verified before it was unpacked)."] + ["deb [trusted=yes] file:%s ./" % r for r in summary["repos"]]
+        state.files([{"path": params["apt_source"], "content": "\n".join(lines) + "\n", "mode": "0644"}])
+    return state.packages_missing(params["packages"])
 
 
 def main():
@@ -148,17 +199,28 @@ def main():
             dest=dict(type="path", default="/var/lib/mooring/bundles"),
             pubkey=dict(type="path", default="/etc/mooring/bundle-signing.pub"),
             pubkey_content=dict(type="str"),
+            apt_source=dict(type="path"),
+            packages=dict(type="list", elements="str", default=[]),
             missing=dict(type="str", choices=["fail", "report"], default="fail"),
             id=dict(type="str"),
             remove_src=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
+    state = HostState(lambda argv: module.run_command(argv), check_mode=module.check_mode)
+    missing = []
     try:
-        changed, present, summary = decide_and_act(module.params, module.check_mode)
-    except (backend.BundleError, OSError) as exc:
+        changed, present, summary = decide_and_act(module.params, module.check_mode, state)
+        here = summary is not None and (present or not module.check_mode)  # unpacked on this host
+        if here:
+            missing = repositories(state, module.params, summary)
+    except (backend.BundleError, MooringError, OSError) as exc:
         module.fail_json(msg=str(exc))
-    result = dict(changed=changed, present=present, bundle=summary, arch=host_install.host_arch())
+    result = dict(changed=changed or bool(state.changes), present=present, bundle=summary, changes=state.changes,
+                  apt_source_changed=module.params["apt_source"] in state.changed_paths, packages_missing=missing,
+                  arch=host_install.host_arch())
+    if here:
+        result["ansible_facts"] = dict(bundle_installed=summary)  # what later roles read
     if module._diff and changed and summary:
         result["diff"] = dict(before="", after="%s\n" % os.path.join(module.params["dest"], summary["id"]))
     module.exit_json(**result)

@@ -146,6 +146,31 @@ options:
     type: list
     elements: str
     default: []
+  images:
+    description:
+      - Image archives of an unpacked bundle made present in containerd, last (after O(units), so containerd runs
+        the installed binary). The namespace is listed (C(ctr images list --quiet)); each archive whose reference
+        is not listed is imported (C(ctr images import), no registry) and checked listed after, one line in
+        RV(changes) each; RV(images) says which were imported and which were present.
+    type: dict
+    suboptions:
+      archives:
+        description: The images, each with C(ref) and C(path) (the archive on the host); other keys are ignored.
+        type: list
+        elements: dict
+        required: true
+      namespace:
+        description: containerd namespace (C(k8s.io) is the one the CRI plugin and kubelet use).
+        type: str
+        default: k8s.io
+      address:
+        description: containerd's socket.
+        type: path
+        default: /run/containerd/containerd.sock
+      ctr:
+        description: The C(ctr) command.
+        type: str
+        default: ctr
   exists:
     description: Paths whose existence is reported in RV(exists) (read before anything changes).
     type: list
@@ -168,6 +193,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+images:
+  description: With O(images) - C(imported) (references imported by this run) and C(present) (already there).
+  returned: when O(images) is given
+  type: dict
 changes:
   description: One line per changed item (in check mode, per item that would change).
   returned: always
@@ -221,7 +250,7 @@ units:
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import install as host_install  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.common import host_state  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ctr, host_state  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 
 _FILE = dict(
@@ -269,9 +298,17 @@ def main():
                 check_versions=dict(type="bool", default=True), running_unit=dict(type="str"),
                 host=dict(type="str"))),
             packages=dict(type="list", elements="str", default=[]),
+            images=dict(type="dict", options=dict(
+                archives=dict(type="list", elements="dict", required=True),
+                namespace=dict(type="str", default="k8s.io"),
+                address=dict(type="path", default="/run/containerd/containerd.sock"),
+                ctr=dict(type="str", default="ctr"))),
         ),
         supports_check_mode=True,
     )
+    for index, image in enumerate((module.params["images"] or {}).get("archives") or ()):
+        if not image.get("ref") or not image.get("path"):
+            module.fail_json(msg="images.archives[%d]: both 'ref' and 'path' are required, got %r" % (index, image))
     for item in module.params["files"] + module.params["secrets"]:
         if item["content"] is None:
             module.fail_json(msg="file %s: no content (src is read by the action plugin on the controller)" % item["path"])
@@ -291,6 +328,12 @@ def main():
                 module.fail_json(msg="installed binaries do not match the lock: %s" % "; ".join(problems),
                                  changed=bool(installed["installed"]), **installed)
         out = host_state.converge(module.params, run, check_mode=module.check_mode, diff=module._diff)
+        images = module.params["images"]
+        if images:
+            found = ctr.import_archives(run, images["archives"], images["ctr"], images["address"], images["namespace"],
+                                        check_mode=module.check_mode)
+            out["changes"] += ["image %s: imported" % ref for ref in found["imported"]]
+            out["images"] = dict(imported=found["imported"], present=found["present"])
     except (MooringError, OSError) as exc:
         module.fail_json(msg=str(exc), changed=bool(installed["installed"]), **installed)
     diffs = out.pop("diffs")

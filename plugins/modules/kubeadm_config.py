@@ -46,6 +46,12 @@ options:
     type: str
     required: true
     choices: [control_plane, worker]
+  pki_dir:
+    description:
+      - The controller directory holding the cluster's certificates and keys (mooring.cluster.pki's). Required
+        for O(role=control_plane), where those files are copied from it; not read here.
+    type: str
+    default: ''
 """
 
 EXAMPLES = r"""

@@ -159,28 +159,6 @@ def read_public_key(path):
         raise SignatureError(_NOT_A_PUBLIC_KEY) from exc
 
 
-def trust_public_key(path, pem, check_mode=False):
-    """Keep ``pem`` (the controller's trusted Ed25519 key) at ``path``: ``(changed, raw key)``.
-
-    The file is rewritten (atomically; mode 0644, owned by this process's user, the directory 0755) when it is
-    missing, not a regular file, or differs in content, mode or owner; the key given is what verifies, whatever
-    the file held before."""
-    raw = ed25519.public_key_from_pem(pem)
-    if raw is None:
-        raise SignatureError(_NOT_A_PUBLIC_KEY)
-    data = pem.encode("ascii") if isinstance(pem, str) else pem
-    try:
-        st = os.lstat(path)
-        same = (stat.S_ISREG(st.st_mode) and (st.st_mode & 0o7777) == 0o644 and st.st_uid == os.geteuid()
-                and fileio.read_if_exists(path) == data)
-    except FileNotFoundError:
-        same = False
-    if not same and not check_mode:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o755, exist_ok=True)
-        fileio.write_atomic(path, data, 0o644)
-    return not same, raw
-
-
 def _human(num):
     for unit in ("B", "KiB", "MiB", "GiB"):
         if num < 1024 or unit == "GiB":

@@ -10,8 +10,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
 from ansible_collections.mooring.cluster.plugins.module_utils.common import digest
+from ansible_collections.mooring.cluster.plugins.module_utils.common.host_state import HostState
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import lock_digest
-from ansible_collections.mooring.cluster.plugins.modules.bundle_unpack import decide_and_act
+from ansible_collections.mooring.cluster.plugins.modules.bundle_unpack import decide_and_act, repositories
 
 
 @pytest.fixture
@@ -30,7 +31,8 @@ def built(tmp_path):
 
 def params(tmp_path, **kw):
     base = {"src": str(tmp_path / "b.tar"), "dest": str(tmp_path / "root"), "pubkey": str(tmp_path / "k.pub"),
-            "id": None, "remove_src": False, "pubkey_content": None, "missing": "fail"}
+            "id": None, "remove_src": False, "pubkey_content": None, "missing": "fail", "apt_source": None,
+            "packages": []}
     base.update(kw)
     return base
 
@@ -105,3 +107,32 @@ def test_a_trusted_key_that_is_not_ed25519_is_refused_before_anything_is_written
         decide_and_act(params(tmp_path, id=out["id"], pubkey=str(key), pubkey_content="not a key\n",
                               missing="report"), check_mode=False)
     assert not key.exists()
+
+
+def test_repositories_point_apt_at_the_unpacked_bundle_and_list_missing_packages(built):
+    tmp_path, out = built
+    summary = decide_and_act(params(tmp_path, id=out["id"]), check_mode=False)[2]
+    summary = dict(summary, repos=["/var/lib/mooring/bundles/%s/alpha/repo" % out["id"]])
+    source = tmp_path / "apt" / "mooring-bundle.list"
+    calls = []
+
+    def dpkg(argv):
+        calls.append(argv)
+        return 0, "alpha-tools\t1.0\tii \nbeta\t2.0\trc \n", ""
+
+    where = params(tmp_path, id=out["id"], apt_source=str(source), packages=["alpha-tools", "beta", "gamma=1"])
+    check = HostState(dpkg, check_mode=True)
+    assert repositories(check, where, summary) == ["beta", "gamma=1"]
+    assert check.changes == ["file %s: created" % source] and not source.exists()
+    state = HostState(dpkg, check_mode=False)
+    repositories(state, where, summary)
+    assert source.read_text().splitlines()[-1] == "deb [trusted=yes] file:%s ./" % summary["repos"][0]
+    assert source.stat().st_mode & 0o7777 == 0o644 and str(source) in state.changed_paths
+    again = HostState(dpkg, check_mode=False)
+    repositories(again, where, summary)
+    assert again.changes == []
+    source.write_text("deb http://elsewhere ./\n")
+    fixed = HostState(dpkg, check_mode=False)
+    repositories(fixed, where, summary)
+    assert fixed.changes == ["file %s: content" % source] and "elsewhere" not in source.read_text()
+    assert calls[0][:2] == ["dpkg-query", "-W"]

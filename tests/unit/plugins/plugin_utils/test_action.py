@@ -219,7 +219,8 @@ def test_invalid_arguments_fail_before_act():
 
 def test_act_gets_the_validated_arguments_and_its_result_is_the_tasks():
     result = _plugin(Returning, {"cluster": {}, "node": {}, "role": "worker"}, check_mode=True).run(task_vars={})
-    assert result == {"args": {"cluster": {}, "node": {}, "role": "worker"}, "check": True, "changed": False}
+    assert result == {"args": {"cluster": {}, "node": {}, "role": "worker", "pki_dir": ""}, "check": True,
+                      "changed": False}  # pki_dir: the documented default filled in
 
 
 def test_a_real_plugin_fails_with_its_own_message():
@@ -229,6 +230,13 @@ def test_a_real_plugin_fails_with_its_own_message():
     assert info.value.message == "name is required for action import"
     shown = _plugin(module.ActionModule, {"action": "show"}).run(task_vars={})
     assert shown["changed"] is False and shown["imported"] == [] and shown["active"] is None
+
+
+def test_kubeadm_config_refuses_a_control_plane_host_without_the_pki_directory():
+    module = importlib.import_module("ansible_collections.mooring.cluster.plugins.action.kubeadm_config")
+    with pytest.raises(AnsibleActionFail) as info:
+        _plugin(module.ActionModule, {"cluster": {}, "node": {}, "role": "control_plane"}).run(task_vars={})
+    assert info.value.message.startswith("pki_dir is empty on a control-plane host")
 
 
 def test_a_relative_controller_file_is_taken_from_the_directory_the_run_started_in(tmp_path, monkeypatch):
