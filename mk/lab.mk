@@ -19,5 +19,5 @@ lab-up: lab-setup  ## start N lab hosts: make lab-up [NAME=lab] [N=3] [PRIVILEGE
 lab-status:  ## readiness of each host of lab NAME
 	@$(LAB_PY) status $(NAME)
 
-lab-down:  ## remove lab NAME's hosts, volumes, network and inventory
+lab-down:  ## remove lab NAME's hosts, volumes, network, inventory and known_hosts
 	@$(LAB_PY) down $(NAME)

@@ -49,6 +49,7 @@ PROJECT = os.environ["MOLECULE_PROJECT_DIRECTORY"]
 LAB = os.environ["MOORING_LAB"]
 NET = os.environ["MOORING_LAB_NET"]
 KEY = os.environ["MOORING_LAB_KEY"]
+KNOWN_HOSTS = os.environ["MOORING_LAB_KNOWN_HOSTS"]  # written by tests/lab/lab.py create
 PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
 HOSTS = ["%s-%d" % (LAB, i) for i in (1, 2, 3)]
 ADDRESS = {h: "%s.%d" % (NET, 10 + i) for i, h in enumerate(HOSTS, 1)}
@@ -149,7 +150,7 @@ def wait_for(what, predicate, timeout, proc=None):
 
 def ssh(host, command, check=True):
     netguard.check(ADDRESS[host])
-    argv = ["ssh", "-i", KEY, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+    argv = ["ssh", "-i", KEY, "-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=" + KNOWN_HOSTS,
             "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=10", "-o", "ProxyUseFdpass=yes",
             "-o", "ProxyCommand=%s %s/tests/lab/lab.py connect %%h %%p" % (sys.executable, PROJECT),
             "root@" + ADDRESS[host], command]

@@ -40,12 +40,13 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common import netg
 BOUND = 10.0
 PROJECT = os.environ["MOLECULE_PROJECT_DIRECTORY"]
 KEY = os.environ["MOORING_LAB_KEY"]
+KNOWN_HOSTS = os.environ["MOORING_LAB_KNOWN_HOSTS"]  # written by tests/lab/lab.py create
 CONTROL = tempfile.mkdtemp(prefix="mooring-haendpoint-ssh-")
 
 
 def ssh(address, command):
     netguard.check(address)
-    argv = ["ssh", "-i", KEY, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+    argv = ["ssh", "-i", KEY, "-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=" + KNOWN_HOSTS,
             "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=10", "-o", "ProxyUseFdpass=yes",
             # One connection per host for the whole run: the command that causes a failover starts at once.
             "-o", "ControlMaster=auto", "-o", "ControlPath=%s/%%C" % CONTROL, "-o", "ControlPersist=30",

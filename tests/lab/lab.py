@@ -10,11 +10,11 @@ so it runs before ``make setup``.
     lab.py env [NAME]                 print ``export`` lines for the lab's environment
     lab.py net NAME                   create the lab's internal network (idempotent)
     lab.py up NAME -n N [--privileged] [--control-plane K]
-                                      create N hosts, wait until ready, write the inventory
-    lab.py create NAME --platforms JSON   (molecule create) hosts named NAME-N, wait until ready
-    lab.py rm NAME HOST...            (molecule destroy) remove hosts, keep the network
+                                      create N hosts, wait until ready, write known_hosts and the inventory
+    lab.py create NAME --platforms JSON   (molecule create) hosts named NAME-N, wait until ready, write known_hosts
+    lab.py rm NAME HOST...            (molecule destroy) remove hosts and their known_hosts lines, keep the network
     lab.py status NAME                print each host's readiness
-    lab.py down NAME                  remove the lab's hosts, volumes and network
+    lab.py down NAME                  remove the lab's hosts, volumes, network, inventory and known_hosts
     lab.py route-check ADDR...        refuse (exit 1) unless each address routes through a lab bridge
     lab.py connect HOST PORT          ssh ProxyCommand (with ProxyUseFdpass): route check, then connect
 
@@ -23,7 +23,9 @@ Everything slow to build lives under ``${MOORING_CACHE_DIR:-/var/cache/mooring}/
 key (``ssh/id_ed25519``) and the podman configuration (``etc/``). A lab NAME owns the
 podman network ``mooring-NAME`` with the bridge ``mlabX``, the subnet ``10.89.X.0/24`` (X
 chosen deterministically from NAME, see :func:`subnet_index`) and containers/volumes labelled
-``mooring.lab=NAME``.
+``mooring.lab=NAME``. Its hosts' SSH host keys, read through podman once they have booted, are
+written to ``inventories/lab/NAME/known_hosts``; every SSH connection to them checks the key
+strictly against that file (docs/lab.md).
 
 Networking (docs/lab.md): podman's backend is netavark, set explicitly in the lab's
 containers.conf (Debian's podman falls back to CNI without it, and a CNI ``--internal``
@@ -38,6 +40,7 @@ import argparse
 import concurrent.futures
 import hashlib
 import importlib.util
+import ipaddress
 import json
 import os
 import re
@@ -356,6 +359,7 @@ def cmd_env(args):
         lines["MOORING_LAB"] = args.name
         lines["MOORING_LAB_NETWORK"] = network_name(args.name)
         lines["MOORING_LAB_NET"] = lab_prefix(args.name)
+        lines["MOORING_LAB_KNOWN_HOSTS"] = str(known_hosts_path(args.name))
     for k, v in lines.items():
         print("export %s=%s" % (k, v))
     return 0
@@ -478,42 +482,113 @@ def start_host(name, i, image, privileged):
     return h
 
 
-def host_ready(h, address, key, user="root"):
-    """(ready, detail) for one host: systemd running/degraded and SSH answering."""
-    state = podman("exec", h, "systemctl", "is-system-running", check=False).stdout.strip()
-    if state not in ("running", "degraded"):
+BOOTED = ("running", "degraded")  # `systemctl is-system-running` once boot is over (sshd and its keys included)
+HOST_KEY = re.compile(r"(ssh-[a-z0-9-]+|ecdsa-sha2-nistp[0-9]+) [A-Za-z0-9+/]+={0,3}")
+
+
+def system_state(h):
+    return podman("exec", h, "systemctl", "is-system-running", check=False).stdout.strip()
+
+
+def host_keys(h):
+    """(ok, keys or detail): host H's public SSH host keys, ``["TYPE BASE64", ...]`` sorted.
+
+    Read through podman (``podman exec``: a local channel to the container, not the network), once
+    its first boot is over: the keys are generated then (``mooring-ssh-hostkeys.service``, before
+    sshd). Not ok while it boots or has no ed25519 key."""
+    state = system_state(h)
+    if state not in BOOTED:
+        return False, "systemd is %s" % (state or "not answering")
+    out = podman("exec", h, "sh", "-c", "cat /etc/ssh/ssh_host_*_key.pub", check=False).stdout
+    keys = sorted(" ".join(line.split()[:2]) for line in out.splitlines() if line.strip())
+    bad = [k for k in keys if not HOST_KEY.fullmatch(k)]
+    if bad:
+        raise LabError("%s: /etc/ssh/ssh_host_*_key.pub holds something that is not a public key: %r" % (h, bad[0]))
+    if not any(k.startswith("ssh-ed25519 ") for k in keys):
+        return False, "systemd %s, no SSH host key yet (/etc/ssh/ssh_host_ed25519_key.pub)" % state
+    return True, keys
+
+
+def known_hosts_path(name):
+    """The lab's known_hosts, next to its inventory (``lab.py up``; ``lab.py create`` writes it there too)."""
+    return inventory_path(name).with_name("known_hosts")
+
+
+def host_key_args(known_hosts):
+    """ssh options that accept a lab host only with the key the lab wrote for it in KNOWN_HOSTS."""
+    return ["-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=%s" % known_hosts]
+
+
+def write_known_hosts(path, name, keys):
+    """Write known_hosts PATH for lab NAME: a line ``ADDRESS TYPE BASE64`` per address and key of
+    KEYS ({address: [key, ...]}), replacing what the file held (a host re-created at the same
+    address has a new key). No keys: the file is removed."""
+    if not keys:
+        path.unlink(missing_ok=True)
+        return path
+    lines = ["# Written by tests/lab/lab.py for lab %s: its hosts' SSH host keys, read through podman "
+             "(rewritten by lab.py up, create and rm; removed by lab.py down)." % name]
+    for address in sorted(keys, key=ipaddress.ip_address):
+        lines += ["%s %s" % (address, k) for k in keys[address]]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(".%s.%d.tmp" % (path.name, os.getpid()))
+    tmp.write_text("\n".join(lines) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def host_ready(h, address, key, known_hosts, user="root"):
+    """(ready, detail) for one host: systemd running/degraded and SSH answering with its key in KNOWN_HOSTS."""
+    state = system_state(h)
+    if state not in BOOTED:
         return False, "systemd is %s" % (state or "not answering")
     route_check(address)  # a LabError here ends the wait at once: no packet leaves the machine
     proc = subprocess.run(
-        ["ssh", "-i", str(key), *ssh_proxy_args(), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
-         "-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=3", "-o", "LogLevel=ERROR",
-         "%s@%s" % (user, address), "true"], capture_output=True, text=True, check=False)
+        ["ssh", "-i", str(key), *ssh_proxy_args(), *host_key_args(known_hosts), "-o", "BatchMode=yes",
+         "-o", "ConnectTimeout=3", "-o", "LogLevel=ERROR", "%s@%s" % (user, address), "true"],
+        capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         return False, "systemd %s, ssh not answering: %s" % (state, proc.stderr.strip())
     return True, "systemd %s, ssh ok" % state
 
 
-def wait_ready(name, hosts, timeout=READY_TIMEOUT):
-    key = ssh_key()
-    pending = dict(hosts)  # host -> address
-    detail = {}
-    deadline = time.monotonic() + timeout
+def poll(hosts, probe, deadline):
+    """Run ``probe(host, address)`` -> (ok, value) on HOSTS ({host: address}), again every 0.5 s on
+    those not ok, until all are or DEADLINE (time.monotonic) has passed; every host is probed at
+    least once. Returns ({host: value when ok}, {host: value of its last probe, for those never ok})."""
+    done, failed = {}, {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=min(16, len(hosts) or 1)) as pool:
-        while pending and time.monotonic() < deadline:
-            futs = {pool.submit(host_ready, h, a, key): h for h, a in pending.items()}
+        while True:
+            futs = {pool.submit(probe, h, a): h for h, a in hosts.items() if h not in done}
             for fut, h in futs.items():
-                ok, detail[h] = fut.result()
+                ok, value = fut.result()
                 if ok:
-                    pending.pop(h)
-            if pending:
-                time.sleep(0.5)
-    if pending:
+                    done[h] = value
+                    failed.pop(h, None)
+                else:
+                    failed[h] = value
+            if not failed or time.monotonic() >= deadline:
+                return done, failed
+            time.sleep(0.5)
+
+
+def wait_ready(name, hosts, timeout=READY_TIMEOUT):
+    """Wait until HOSTS ({host: address}) of lab NAME have booted, write the lab's known_hosts with
+    their host keys, then wait until each answers SSH with its key checked against that file."""
+    key = ssh_key()
+    known_hosts = known_hosts_path(name)
+    deadline = time.monotonic() + timeout
+    keys, failed = poll(hosts, lambda h, _address: host_keys(h), deadline)
+    if not failed:
+        write_known_hosts(known_hosts, name, {hosts[h]: k for h, k in keys.items()})
+        detail, failed = poll(hosts, lambda h, address: host_ready(h, address, key, known_hosts), deadline)
+    if failed:
         msgs = []
-        for h in sorted(pending):
+        for h in sorted(failed):
             journal = podman("exec", h, "journalctl", "-n", "25", "--no-pager", check=False)
             tail = (journal.stdout or journal.stderr or podman("logs", "--tail", "25", h, check=False).stdout).strip()
             msgs.append("%s (%s) not ready after %.0f s: %s\n--- journal tail of %s ---\n%s"
-                        % (h, pending[h], timeout, detail.get(h), h, tail))
+                        % (h, hosts[h], timeout, failed[h], h, tail))
         raise LabError("\n".join(msgs))
     return detail
 
@@ -529,8 +604,8 @@ def write_inventory(name, n, control_plane):
              "all:", "  vars:",
              "    ansible_user: root",
              "    ansible_ssh_private_key_file: %s" % key,
-             "    ansible_ssh_common_args: -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
-             " -o ProxyUseFdpass=yes -o 'ProxyCommand=python3 %s connect %%h %%p'" % Path(__file__).resolve(),
+             "    ansible_ssh_common_args: %s -o ProxyUseFdpass=yes -o 'ProxyCommand=python3 %s connect %%h %%p'"
+             % (" ".join(host_key_args(known_hosts_path(name))), Path(__file__).resolve()),
              "    mooring_lab: %s" % name,
              "  hosts:"]
     for i in range(1, n + 1):
@@ -587,8 +662,9 @@ def cmd_up(args):
     inv = write_inventory(args.name, args.hosts, args.control_plane)
     for h in sorted(hosts, key=lambda x: int(x.rsplit("-", 1)[1])):
         print("%-24s %-15s %s" % (h, hosts[h], detail[h]))
-    print("lab %s: %d hosts ready in %.1f s (image %.1f s); inventory %s"
-          % (args.name, len(hosts), time.monotonic() - t1, t_img, inv.relative_to(ROOT)))
+    print("lab %s: %d hosts ready in %.1f s (image %.1f s); inventory %s, known_hosts %s"
+          % (args.name, len(hosts), time.monotonic() - t1, t_img, inv.relative_to(ROOT),
+             known_hosts_path(args.name).relative_to(ROOT)))
     return 0
 
 
@@ -602,7 +678,7 @@ def platform_index(name, platform):
 
 
 def cmd_create(args):
-    """Create the hosts listed by molecule's platforms (JSON) and wait until they are ready."""
+    """Create the hosts listed by molecule's platforms (JSON), wait until they are ready, write the lab's known_hosts."""
     platforms = json.loads(args.platforms)
     wanted = {p["name"]: (platform_index(args.name, p["name"]), bool(p.get("privileged"))) for p in platforms}
     image = os.environ.get("MOORING_LAB_IMAGE") or ensure_image()
@@ -620,7 +696,8 @@ def cmd_create(args):
         if priv:
             podman("exec", h, "ip", "route", "replace", "default", "via", lab_prefix(args.name) + ".254", check=False)
     wait_ready(args.name, hosts)
-    print("lab %s: %d hosts ready in %.1f s" % (args.name, len(hosts), time.monotonic() - t0))
+    print("lab %s: %d hosts ready in %.1f s; known_hosts %s"
+          % (args.name, len(hosts), time.monotonic() - t0, known_hosts_path(args.name).relative_to(ROOT)))
     return 0
 
 
@@ -632,6 +709,14 @@ def cmd_rm(args):
     vols = [v for v in podman("volume", "ls", "-q").stdout.split() if v in {h + "-containerd" for h in args.hosts}]
     if vols:
         podman("volume", "rm", "-f", *vols)
+    # The lab's known_hosts: the keys of the hosts left, none of the removed ones (a host re-created
+    # at the same address gets a new key).
+    keys = {}
+    for h in lab_containers(args.name):
+        ok, value = host_keys(h)
+        if ok:
+            keys[host_address(args.name, platform_index(args.name, h))] = value
+    write_known_hosts(known_hosts_path(args.name), args.name, keys)
     print("lab %s: removed %d hosts" % (args.name, len(names)))
     return 0
 
@@ -645,7 +730,7 @@ def cmd_status(args):
     bad = 0
     for h in names:
         addr = podman("inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", h).stdout.strip()
-        ok, detail = host_ready(h, addr, key)
+        ok, detail = host_ready(h, addr, key, known_hosts_path(args.name))
         bad += not ok
         print("%-24s %-15s %s" % (h, addr, detail))
     return 1 if bad else 0
@@ -665,9 +750,9 @@ def down(name):
     net = network_name(name)
     if podman("network", "exists", net, check=False).returncode == 0:
         podman("network", "rm", "-f", net)
-    inv = inventory_path(name)
-    if inv.exists():
-        shutil.rmtree(inv.parent)
+    lab_dir = inventory_path(name).parent  # the inventory and known_hosts (only the latter for molecule's labs)
+    if lab_dir.exists():
+        shutil.rmtree(lab_dir)
     return names, vols
 
 

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Self-tests of the lab: naming rules, and the networking guard on the real kernel and podman
+"""Self-tests of the lab: naming rules, host keys and known_hosts, and the networking guard on the real kernel and podman
 (run by scripts/integration.sh after `lab.py setup`, before any lab host starts)."""
 
 from __future__ import annotations
@@ -78,6 +78,137 @@ def test_inventory_groups_and_addresses(tmp_path, monkeypatch):
     assert "    t-4:\n      ansible_host: 10.89.77.14\n" in text
     assert "    workers:\n      hosts:\n        t-4: {}\n" in text
     assert "    control_plane:\n      hosts:\n        t-1: {}\n        t-2: {}\n        t-3: {}\n" in text
+
+
+def test_inventory_checks_host_keys_against_the_labs_known_hosts(tmp_path, monkeypatch):
+    monkeypatch.setattr(lab, "ROOT", tmp_path)
+    text = lab.write_inventory("t", 2, None).read_text()
+    args = next(line for line in text.splitlines() if "ansible_ssh_common_args" in line)
+    known_hosts = tmp_path / "inventories" / "lab" / "t" / "known_hosts"
+    assert "-o StrictHostKeyChecking=yes -o UserKnownHostsFile=%s " % known_hosts in args
+    assert "StrictHostKeyChecking=no" not in text and "/dev/null" not in text
+    assert lab.known_hosts_path("t") == known_hosts
+
+
+# ---------------------------------------------------------------- host keys and known_hosts (docs/lab.md)
+
+needs_ssh_keygen = pytest.mark.skipif(not shutil.which("ssh-keygen"), reason="needs ssh-keygen (openssh-client)")
+
+
+def _keygen(tmp_path, name, kind="ed25519"):
+    """A real public key ``TYPE BASE64`` (what a host's /etc/ssh/ssh_host_*_key.pub holds)."""
+    subprocess.run(["ssh-keygen", "-q", "-t", kind, "-N", "", "-C", "root@" + name, "-f", str(tmp_path / name)],
+                   check=True)
+    return " ".join((tmp_path / (name + ".pub")).read_text().split()[:2])
+
+
+def _entries(path):
+    return [line for line in path.read_text().splitlines() if not line.startswith("#")]
+
+
+def _ssh_keygen_find(path, address):
+    """The keys OpenSSH itself finds for ADDRESS in known_hosts PATH."""
+    out = subprocess.run(["ssh-keygen", "-F", address, "-f", str(path)], capture_output=True, text=True,
+                         check=False).stdout
+    return [" ".join(line.split()[1:3]) for line in out.splitlines() if line and not line.startswith("#")]
+
+
+@needs_ssh_keygen
+def test_known_hosts_has_one_line_per_address_and_key(tmp_path):
+    a, b, c = _keygen(tmp_path, "a"), _keygen(tmp_path, "b", "ecdsa"), _keygen(tmp_path, "c")
+    path = tmp_path / "lab" / "known_hosts"
+    lab.write_known_hosts(path, "t", {"10.89.77.100": [c], "10.89.77.12": [b, a]})
+    assert _entries(path) == ["10.89.77.12 " + b, "10.89.77.12 " + a, "10.89.77.100 " + c]  # numeric order
+    assert path.read_text().startswith("# Written by tests/lab/lab.py")
+    assert sorted(_ssh_keygen_find(path, "10.89.77.12")) == sorted([a, b])
+    assert _ssh_keygen_find(path, "10.89.77.100") == [c]
+    assert _ssh_keygen_find(path, "10.89.77.13") == []
+
+
+@needs_ssh_keygen
+def test_known_hosts_rewrite_replaces_old_entries(tmp_path):
+    old, new, other = _keygen(tmp_path, "old"), _keygen(tmp_path, "new"), _keygen(tmp_path, "other")
+    path = tmp_path / "known_hosts"
+    lab.write_known_hosts(path, "t", {"10.89.77.11": [old], "10.89.77.12": [other]})
+    lab.write_known_hosts(path, "t", {"10.89.77.11": [new]})  # the lab re-created with host 1 only
+    assert _entries(path) == ["10.89.77.11 " + new]
+    assert _ssh_keygen_find(path, "10.89.77.11") == [new]
+    assert [p.name for p in tmp_path.iterdir() if "known_hosts" in p.name] == ["known_hosts"]  # no temp file left
+    lab.write_known_hosts(path, "t", {})
+    assert not path.exists()
+
+
+class _Proc:
+    def __init__(self, stdout="", returncode=0):
+        self.stdout, self.returncode = stdout, returncode
+
+
+def _fake_host(monkeypatch, state, pubs):
+    def podman(*args, check=True, timeout=None):
+        if "is-system-running" in args:
+            return _Proc(state + "\n")
+        assert args[-3:] == ("sh", "-c", "cat /etc/ssh/ssh_host_*_key.pub")
+        return _Proc(pubs)
+    monkeypatch.setattr(lab, "podman", podman)
+
+
+ED = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIC7M1OBz5437itDf7I0F1e0dhEwguOGVA0ScjLLjNwyu"
+RSA = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABgQChCF81i4CzEeSSGkuSVinkM/A7XGRcJ9Fd0nXWZyVpVbWYEGexngOfb5EHA=="
+
+
+def test_host_keys_after_boot_without_comments(monkeypatch):
+    _fake_host(monkeypatch, "degraded", "%s root@t-1\n%s root@t-1\n" % (RSA, ED))
+    assert lab.host_keys("t-1") == (True, [ED, RSA])
+
+
+@pytest.mark.parametrize("state,pubs,detail", [
+    ("starting", ED + "\n", "systemd is starting"),   # first boot not over: keys may be half written
+    ("", "", "systemd is not answering"),
+    ("running", RSA + "\n", "no SSH host key yet"),    # no ed25519 key
+    ("running", "", "no SSH host key yet"),
+])
+def test_host_keys_not_yet(monkeypatch, state, pubs, detail):
+    _fake_host(monkeypatch, state, pubs)
+    ok, got = lab.host_keys("t-1")
+    assert not ok and detail in got
+
+
+def test_host_keys_refuses_what_is_not_a_key(monkeypatch):
+    _fake_host(monkeypatch, "running", ED + "\n10.0.0.1 ssh-ed25519 AAAA\n")
+    with pytest.raises(lab.LabError, match="not a public key"):
+        lab.host_keys("t-1")
+
+
+def test_wait_ready_writes_known_hosts_then_checks_ssh_against_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(lab, "ROOT", tmp_path)
+    monkeypatch.setattr(lab, "ssh_key", lambda: tmp_path / "id")
+    booted = {"t-1": [False, True], "t-2": [True]}  # t-1 still boots at the first probe
+    monkeypatch.setattr(lab, "host_keys", lambda h: (True, [ED]) if booted[h].pop(0) else (False, "systemd is starting"))
+    monkeypatch.setattr(lab.time, "sleep", lambda _s: None)
+    seen = []
+
+    def host_ready(h, address, key, known_hosts):
+        seen.append((h, _entries(known_hosts)))
+        return True, "ssh ok"
+    monkeypatch.setattr(lab, "host_ready", host_ready)
+    hosts = {"t-1": "10.89.77.11", "t-2": "10.89.77.12"}
+    assert lab.wait_ready("t", hosts) == {"t-1": "ssh ok", "t-2": "ssh ok"}
+    entries = ["10.89.77.11 " + ED, "10.89.77.12 " + ED]
+    assert sorted(seen) == [("t-1", entries), ("t-2", entries)]  # ssh only once every key is in the file
+
+
+def test_rm_keeps_the_known_hosts_lines_of_the_hosts_left_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("MOORING_LAB_SUBNET_INDEX", "77")
+    monkeypatch.setattr(lab, "ROOT", tmp_path)
+    path = lab.write_known_hosts(lab.known_hosts_path("t"), "t", {"10.89.77.11": [ED], "10.89.77.12": [RSA]})
+    monkeypatch.setattr(lab, "podman", lambda *a, **k: _Proc(returncode=1))
+    monkeypatch.setattr(lab, "lab_containers", lambda name: ["t-2"])
+    monkeypatch.setattr(lab, "host_keys", lambda h: (True, [RSA]))
+    lab.cmd_rm(argparse.Namespace(name="t", hosts=["t-1"]))
+    assert _entries(path) == ["10.89.77.12 " + RSA]
+    monkeypatch.setattr(lab, "lab_containers", lambda name: [])
+    lab.cmd_rm(argparse.Namespace(name="t", hosts=["t-2"]))
+    assert not path.exists()
 
 
 # ---------------------------------------------------------------- networking (docs/lab.md)

@@ -56,7 +56,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.bundle.host import
     public_key_from_pem,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import plan_install
-from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio, netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio, netguard, tarsafe
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import (
     CHUNK,
     HashingWriter,
@@ -325,7 +325,8 @@ def _reason(exc):
 
 def deb_control(path, label=None):
     """The control paragraph (text) of a .deb, read with the standard library only (bounded:
-    the control archive is at most :data:`MAX_DEB_CONTROL` bytes, packed or unpacked).
+    the control archive is at most :data:`MAX_DEB_CONTROL` bytes, packed or unpacked, and its
+    headers are measured before tarfile reads them, common/tarsafe.py).
     ``label`` names the package in errors (default: the path)."""
     label = label or excerpt(path, 200)
     try:
@@ -346,7 +347,7 @@ def deb_control(path, label=None):
                         raise BundleError("%s: control archive of %d bytes; the limit is %d"
                                           % (label, size, MAX_DEB_CONTROL))
                     data = _decompress(name, handle.read(size), MAX_DEB_CONTROL)
-                    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+                    with tarsafe.open_tar(fileobj=io.BytesIO(data), mode="r:") as tar:
                         for member in tar.getmembers():
                             if member.name in ("./control", "control") and member.isfile():
                                 return tar.extractfile(member).read().decode("utf-8").strip("\n")
@@ -354,6 +355,8 @@ def deb_control(path, label=None):
                 handle.seek(size + (size & 1), 1)
     except BundleError:
         raise
+    except tarsafe.HeaderBoundError as exc:
+        raise BundleError("%s: control archive: %s; refusing the package" % (label, exc)) from None
     except (OSError, EOFError, ValueError, tarfile.TarError, lzma.LZMAError, zlib.error) as exc:
         raise BundleError("%s: not a readable Debian package (%s)" % (label, _reason(exc))) from None
     raise BundleError("%s: no control file found in the package" % label)
@@ -774,14 +777,14 @@ def package_record(cache, meta):
     tar_path = cache.paths(meta["key"])[0]
     wanted = "%s/package.json" % meta["addon"]
     try:
-        with tarfile.open(tar_path, mode="r:") as tar:
+        with tarsafe.open_tar(tar_path, mode="r:") as tar:
             for member in tar:
                 if member.name == wanted and member.isfile() and member.size <= MAX_PACKAGE_JSON:
                     record = json.loads(tar.extractfile(member).read().decode("utf-8"))
                     if isinstance(record, dict) and isinstance(record.get("files"), list):
                         return record
                     break
-    except (OSError, ValueError, tarfile.TarError, RecursionError) as exc:
+    except (OSError, ValueError, tarfile.TarError, RecursionError, tarsafe.HeaderBoundError) as exc:
         raise BundleError("cached package %s (%s): cannot read its package.json (%s); delete it from %s and build "
                           "again" % (meta["addon"], tar_path, _reason(exc), cache.root)) from None
     raise BundleError("cached package %s (%s): no usable %s in it; delete it from %s and build again"

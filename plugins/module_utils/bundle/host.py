@@ -20,7 +20,9 @@ Input that is refused with one line: a bundle path that is missing, a directory,
 device (never opened for a blocking read), not a tar stream, or truncated; a bundle.json whose
 signature verifies but whose shape is not the one :func:`check_manifest` describes (wrong
 types, missing keys, names with '..', files outside their package); a package member whose
-declared size differs from the signed one (checked on its header, before its data is read).
+declared size differs from the signed one (checked on its header, before its data is read); a
+pax or GNU long-name header over 1 MiB, in the bundle or a package in it (every header is
+measured before tarfile reads what it announces: ``common/tarsafe.py``).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import tarfile
 import tempfile
 import time
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio, tarsafe
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import CHUNK, HashingReader, HashingWriter
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
@@ -97,33 +99,6 @@ def _regular_file(path, what, error=BundleError):
         raise error("%s %s: is a directory, not a file" % (what, path))
     if kind == "special":
         raise error("%s %s: not a regular file" % (what, path))
-
-
-# The largest pax extended header or GNU long name a bundle member may have. Python's tarfile reads such a header
-# whole, before any signature or size check, so it is measured first (_scan_headers).
-MAX_HEADER = 1 << 20
-_LONG_HEADERS = {b"x": "pax extended header", b"g": "pax global header", b"L": "GNU long name",
-                 b"K": "GNU long link name"}
-
-
-def _scan_headers(handle, path):
-    """Walk the member headers of the (plain, seekable) bundle file without reading any member: a pax or GNU
-    long-name header larger than MAX_HEADER, or a negative size, is refused before tarfile reads it whole."""
-    size = os.fstat(handle.fileno()).st_size
-    offset = 0
-    while offset + tarfile.BLOCKSIZE <= size:
-        handle.seek(offset)
-        try:  # tarfile's own parse of one header block: checksum, octal or base-256 size; nothing more is read
-            info = tarfile.TarInfo.frombuf(handle.read(tarfile.BLOCKSIZE), "utf-8", "surrogateescape")
-        except tarfile.HeaderError:
-            break  # the end, or no tar header: tarfile says what is wrong with it
-        length = info.size
-        kind = _LONG_HEADERS.get(info.type)
-        if length < 0 or (kind and length > MAX_HEADER):
-            raise BundleError("%s: a %s of %d bytes at offset %d (at most %d); refusing it"
-                              % (path, kind or "member", length, offset, MAX_HEADER))
-        offset += tarfile.BLOCKSIZE + -(-length // tarfile.BLOCKSIZE) * tarfile.BLOCKSIZE
-    handle.seek(0)
 
 
 def open_bundle(path):
@@ -224,8 +199,7 @@ def read_head(path):
     """(bundle.json bytes, signature bytes) from the first two members, reading nothing else."""
     try:
         with open_bundle(path) as handle:
-            _scan_headers(handle, path)
-            tar = tarfile.open(fileobj=handle, mode="r|")  # noqa: SIM115 - closed with the handle's block
+            tar = tarsafe.open_tar(fileobj=handle, mode="r|")  # noqa: SIM115 - closed with the handle's block
             members = []
             for member in tar:
                 if not member.isfile() or member.size > MAX_MANIFEST:
@@ -233,6 +207,8 @@ def read_head(path):
                 members.append((member.name, tar.extractfile(member).read()))
                 if len(members) == 2:
                     break
+    except tarsafe.HeaderBoundError as exc:
+        raise BundleError("%s: %s; refusing it" % (path, exc)) from None
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise BundleError("%s: not a readable bundle (%s)" % (path, _reason(exc))) from exc
     names = [m[0] for m in members]
@@ -433,8 +409,7 @@ def _verify_stream(path, public_raw, on_package=None, progress=None):
     sink = _Progress(progress)
     try:
         with open_bundle(path) as handle:
-            _scan_headers(handle, path)
-            tar = tarfile.open(fileobj=handle, mode="r|")  # noqa: SIM115 - closed with the handle's block
+            tar = tarsafe.open_tar(fileobj=handle, mode="r|")  # noqa: SIM115 - closed with the handle's block
             members = iter(tar)
             heads = []
             for _index in range(2):
@@ -474,6 +449,8 @@ def _verify_stream(path, public_raw, on_package=None, progress=None):
             if missing:
                 raise BundleError("%s: incomplete bundle, missing %s; copy it again" % (path, ", ".join(missing)))
             _check_end(handle, tar.offset, path)
+    except tarsafe.HeaderBoundError as exc:
+        raise BundleError("%s: %s; refusing it" % (path, exc)) from None
     except (tarfile.TarError, EOFError) as exc:
         raise BundleError("%s: damaged bundle (%s); refusing it" % (path, _reason(exc))) from exc
     return manifest, data, signature
@@ -543,24 +520,27 @@ def _extract_package(name, pkg, fileobj, dest):
     """Unpack one package (a tar) into ``dest``, checking every file against the manifest."""
     wanted = {f["path"]: f for f in pkg["files"]}
     done = set()
-    with tarfile.open(fileobj=fileobj, mode="r|") as inner:
-        for member in inner:
-            if member.name not in wanted or member.name in done or not member.isfile():
-                raise BundleError("package %s: unexpected entry %r; refusing the bundle" % (name, member.name))
-            entry = wanted[member.name]
-            if member.size != entry["size"]:
-                raise ChecksumError("package %s: file %s: size %d, the signed manifest says %d; refusing the bundle"
-                                    % (name, member.name, member.size, entry["size"]))
-            target = os.path.join(dest, *member.name.split("/"))
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target, "wb") as out:
-                writer = HashingWriter(out)
-                shutil.copyfileobj(inner.extractfile(member), writer, CHUNK)
-            os.chmod(target, 0o755 if member.mode & 0o111 else 0o644)
-            if writer.size != entry["size"] or writer.hexdigest() != entry["sha256"]:
-                raise ChecksumError("package %s: file %s: sha256 mismatch: expected %s, got %s; refusing the bundle"
-                                    % (name, member.name, entry["sha256"], writer.hexdigest()))
-            done.add(member.name)
+    try:
+        with tarsafe.open_tar(fileobj=fileobj, mode="r|") as inner:
+            for member in inner:
+                if member.name not in wanted or member.name in done or not member.isfile():
+                    raise BundleError("package %s: unexpected entry %r; refusing the bundle" % (name, member.name))
+                entry = wanted[member.name]
+                if member.size != entry["size"]:
+                    raise ChecksumError("package %s: file %s: size %d, the signed manifest says %d; refusing the bundle"
+                                        % (name, member.name, member.size, entry["size"]))
+                target = os.path.join(dest, *member.name.split("/"))
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                with open(target, "wb") as out:
+                    writer = HashingWriter(out)
+                    shutil.copyfileobj(inner.extractfile(member), writer, CHUNK)
+                os.chmod(target, 0o755 if member.mode & 0o111 else 0o644)
+                if writer.size != entry["size"] or writer.hexdigest() != entry["sha256"]:
+                    raise ChecksumError("package %s: file %s: sha256 mismatch: expected %s, got %s; refusing the bundle"
+                                        % (name, member.name, entry["sha256"], writer.hexdigest()))
+                done.add(member.name)
+    except tarsafe.HeaderBoundError as exc:
+        raise BundleError("package %s: %s; refusing the bundle" % (name, exc)) from None
     missing = sorted(set(wanted) - done)
     if missing:
         raise BundleError("package %s: missing %s; refusing the bundle" % (name, ", ".join(missing)))

@@ -18,8 +18,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tarfile
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common import tarsafe
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
@@ -110,12 +110,14 @@ def apply(todo):
                     _write_stream(source, f["dest"], f["sha256"], f.get("mode") or "0755")
             else:
                 tar = archives.get(entry["path"])
-                if tar is None:
-                    tar = archives[entry["path"]] = tarfile.open(entry["path"], "r:*")  # noqa: SIM115 - closed below
                 try:
+                    if tar is None:  # every header measured before tarfile reads what it announces
+                        tar = archives[entry["path"]] = tarsafe.open_tar(entry["path"], "r:*")  # noqa: SIM115 - closed below
                     member = tar.getmember(f["member"])
                 except KeyError:
                     raise InstallError("%s: member %s is not in the archive" % (entry["path"], f["member"])) from None
+                except tarsafe.HeaderBoundError as exc:
+                    raise InstallError("%s: %s; refusing the archive" % (entry["path"], exc)) from None
                 if not member.isfile():
                     raise InstallError("%s: member %s is not a regular file" % (entry["path"], f["member"]))
                 _write_stream(tar.extractfile(member), f["dest"], f["sha256"], f.get("mode") or "0755")

@@ -14,12 +14,13 @@ Versions: an artifact's version is the first ``X.Y.Z`` in its URL (upstream rele
 always carry one) or else the add-on's version; each installed binary is asked for its own
 version after install (``check``) and compared with it.
 
-Archives are read with bounds, checked on each member's header before its data is read: at most
-:data:`MAX_MEMBERS` members, none larger than :data:`MAX_MEMBER`, and the declared sizes together
-at most :data:`MAX_RATIO` times the archive's own size (at least :data:`MIN_BUDGET`, at most
-:data:`MAX_TOTAL`), so a small archive that expands to gigabytes is refused at once. Members that
-are devices or FIFOs, have absolute names or '..' components, or are links pointing outside the
-archive are refused.
+Archives are read with bounds: every header is measured before tarfile reads what it announces
+(``common/tarsafe.py``: no pax header or GNU long name over 1 MiB), and each member is checked on
+its header before its data is read: at most :data:`MAX_MEMBERS` members, none larger than
+:data:`MAX_MEMBER`, and the declared sizes together at most :data:`MAX_RATIO` times the archive's
+own size (at least :data:`MIN_BUDGET`, at most :data:`MAX_TOTAL`), so a small archive that expands
+to gigabytes is refused at once. Members that are devices or FIFOs, have absolute names or '..'
+components, or are links pointing outside the archive are refused.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import re
 import tarfile
 import zlib
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common import tarsafe
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
 
@@ -202,16 +204,19 @@ class _Bounds(object):
 def _plan_archive(rule, path, label):
     # One streaming pass: every regular member is digested as it goes by (a compressed archive is
     # decompressed once; random access would decompress it again for every seek back). Each header
-    # is checked (_Bounds) before the member's data is read.
+    # is measured before tarfile reads what it announces (tarsafe), and checked (_Bounds) before the
+    # member's data is read.
     digests = {}
     try:
         bounds = _Bounds(label, archive_budget(path))
-        with tarfile.open(path, "r|*") as tar:
+        with tarsafe.open_tar(path, "r|*") as tar:
             for member in tar:
                 bounds.check(member)
                 if member.isfile():
                     sha, size = _digest_member(tar, member)
                     digests[_member_name(member.name)] = (member, sha, size)
+    except tarsafe.HeaderBoundError as exc:
+        raise LayoutError("%s: %s; refusing the archive" % (label, exc)) from None
     except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
         reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
         raise LayoutError("%s: not a readable release archive: %s" % (label, reason)) from None

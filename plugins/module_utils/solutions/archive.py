@@ -15,13 +15,13 @@ This module holds the format (names, limits, the manifest schema), one reader in
 tar and ISO 9660, safe member paths and the signing keys.
 
 The readers trust nothing in the file: only a regular file is opened (once, never a FIFO or a
-directory); the compression is told by its magic bytes; every header is read through a bound
-(no single read above :data:`MAX_HEADER_READ`, nothing past the unpacked-size budget), and a
-member whose declared size would take the archive past that budget (:data:`MAX_UNPACKED_BYTES`,
-and for a compressed tar :data:`MAX_RATIO` times the file's size, at least
-:data:`RATIO_FLOOR`) is refused from its header, before a byte of it is decompressed. So a
-small compressed file that unpacks to gigabytes is refused at once. Validation is in
-:mod:`solutions.validate`, building in :mod:`solutions.build`, image export in
+directory); the compression is told by its magic bytes; every header is measured before tarfile
+reads what it announces (``common/tarsafe.py``: no pax header or GNU long name over 1 MiB); no
+read goes past the unpacked-size budget, and a member whose declared size would take the archive
+past that budget (:data:`MAX_UNPACKED_BYTES`, and for a compressed tar :data:`MAX_RATIO` times
+the file's size, at least :data:`RATIO_FLOOR`) is refused from its header, before a byte of it is
+decompressed. So a small compressed file that unpacks to gigabytes is refused at once.
+Validation is in :mod:`solutions.validate`, building in :mod:`solutions.build`, image export in
 :mod:`solutions.images`. Everything here runs on the controller: hosts only ever receive
 what passed validation.
 """
@@ -38,7 +38,7 @@ import stat
 import tarfile
 import zlib
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio, tarsafe
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
@@ -112,8 +112,6 @@ MAX_KEY_BYTES = 64 * 1024
 MAX_UNPACKED_BYTES = 64 * 1024 ** 3
 MAX_RATIO = 100
 RATIO_FLOOR = 64 * 1024 * 1024
-# The largest single read while parsing tar headers (pax extended headers, GNU long names).
-MAX_HEADER_READ = 1024 * 1024
 # What may follow the last member of a compressed tar (end-of-archive blocks, record padding).
 MAX_TRAILER = 1024 * 1024
 MAX_PROBLEMS_SHOWN = 30
@@ -236,18 +234,17 @@ class _TooLarge(Exception):
 
 
 class _Bounded(object):
-    """A file object for tarfile that refuses huge single reads and anything past ``limit``."""
+    """A file object for tarfile that refuses an unbounded read and anything past ``limit`` (the
+    headers themselves are measured by common/tarsafe.py before tarfile reads them)."""
 
     def __init__(self, fp, limit):
         self._fp = fp
         self.limit = limit
-        self.header_mode = True
         self.last_block = (None, b"")  # (offset, bytes) of the last block-sized read: the end marker
 
     def read(self, size=-1):
-        if size is None or size < 0 or (self.header_mode and size > MAX_HEADER_READ):
-            shown_size = "unbounded" if size is None or size < 0 else size
-            raise _TooLarge("a tar header of %s bytes (the limit is %d)" % (shown_size, MAX_HEADER_READ))
+        if size is None or size < 0:
+            raise _TooLarge("an unbounded read of the tar stream")
         where = self._fp.tell()
         if where + size > self.limit + 512 * 1024:  # a bit of slack for the end-of-archive blocks
             raise _TooLarge("the members unpack to more than %d bytes" % self.limit)
@@ -266,13 +263,14 @@ class _Bounded(object):
 
 
 _READ_ERRORS = (tarfile.TarError, OSError, EOFError, ValueError, OverflowError, zlib.error, UnicodeError,
-                _TooLarge) + _LZMA_ERRORS
+                _TooLarge, tarsafe.HeaderBoundError) + _LZMA_ERRORS
 _COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
 
 
 class TarReader:
-    """A tar (plain, gzip, bzip2 or xz), read through :class:`_Bounded`: members are listed
-    from their headers only, and one whose size goes past the budget is refused from its header."""
+    """A tar (plain, gzip, bzip2 or xz), read through :class:`_Bounded` with its headers measured
+    (common/tarsafe.py): members are listed from their headers only, and one whose size goes past
+    the budget is refused from its header."""
 
     format = "tar"
 
@@ -297,7 +295,7 @@ class TarReader:
         self._bounded = _Bounded(inner, limit)
         self.entries = []
         try:
-            self._tar = tarfile.open(fileobj=self._bounded, mode="r:")  # noqa: SIM115 - closed by close()
+            self._tar = tarsafe.open_tar(fileobj=self._bounded, mode="r:")  # noqa: SIM115 - closed by close()
             self._list(limit)
         except tarfile.ReadError as exc:
             self.close()
@@ -306,6 +304,9 @@ class TarReader:
                     "%s-compressed, but not a tar archive" % compression
                 raise SolutionError("%s: %s" % (path, what)) from None
             raise SolutionError("%s: cannot read the tar archive: %s" % (path, excerpt(str(exc), 200))) from None
+        except tarsafe.HeaderBoundError as exc:
+            self.close()
+            raise SolutionError("%s: refused: %s" % (path, exc)) from None
         except _TooLarge as exc:
             self.close()
             raise SolutionError("%s: refused: %s%s" % (path, exc, "" if compression is None else
@@ -368,7 +369,6 @@ class TarReader:
                 raise SolutionError("%s: more than %d bytes after the end of the tar archive" % (self.path, MAX_TRAILER))
 
     def stream(self, entry, out):
-        self._bounded.header_mode = False
         try:
             f = self._tar.extractfile(entry.raw)
             while True:

@@ -25,7 +25,7 @@ PREFIX = "ansible_collections.mooring.cluster.plugins.module_utils."
 # The host-side packages of module_utils (docs/DEVELOPING.md says the same).
 HOST_SIDE = {
     "common.errors", "common.digest", "common.ed25519", "common.fileio", "common.images", "common.ctr", "common.netguard",
-    "common.service", "common.host_state", "bundle.host", "bundle.install", "cluster.etcd", "cluster.kubeadm", "cluster.preflight",
+    "common.service", "common.host_state", "common.tarsafe", "bundle.host", "bundle.install", "cluster.etcd", "cluster.kubeadm", "cluster.preflight",
 }
 # Modules that run on the controller against a cloud API (they need openstacksdk there).
 CONTROLLER_MODULES = {"openstack_infra_inventory", "openstack_infra_plan"}

@@ -14,14 +14,14 @@ import tarfile
 import threading
 
 import pytest
-from bundle_testlib import make_deb, make_lock
+from bundle_testlib import Measured, make_deb, make_lock, sparse_header_bomb, tar_header
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as h
-from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, tarsafe
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import dump_lock, lock_digest
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli.main import main as cli_main
 
@@ -478,31 +478,36 @@ def test_unpack_refuses_a_source_swapped_between_its_passes(tmp_path, sources, m
     assert not (root / first["id"]).exists() and [p for p in os.listdir(str(root)) if p.startswith(".unpack")] == []
 
 
-def _header(name, size, kind):
-    info = tarfile.TarInfo(name)
-    info.size, info.type = size, kind
-    return info.tobuf(tarfile.USTAR_FORMAT)
-
-
 @pytest.mark.parametrize("kind,what", [(tarfile.XHDTYPE, "pax extended header"), (tarfile.XGLTYPE, "pax global header"),
-                                       (tarfile.GNUTYPE_LONGNAME, "GNU long name")], ids=["pax", "pax-global", "gnu-longname"])
+                                       (tarfile.SOLARIS_XHDTYPE, "Solaris extended header"),
+                                       (tarfile.GNUTYPE_LONGNAME, "GNU long name"),
+                                       (tarfile.GNUTYPE_LONGLINK, "GNU long link name")],
+                         ids=["pax", "pax-global", "solaris", "gnu-longname", "gnu-longlink"])
 def test_a_header_bomb_is_refused_before_tarfile_reads_it(tmp_path, kind, what):
     """A 4 KiB-on-disk sparse file whose first header declares 2 GiB of pax data: measured, not read."""
-    import resource  # pylint: disable=import-outside-toplevel
-    import time  # pylint: disable=import-outside-toplevel
     path = tmp_path / "bomb.bundle"
-    with open(str(path), "wb") as handle:
-        handle.write(_header("././@PaxHeader", 2 << 30, kind))
-    os.truncate(str(path), 512 + (2 << 30) + 1024)  # sparse: the declared bytes are holes
+    sparse_header_bomb(path, 2 << 30, kind)
     key = Ed25519PrivateKey.generate().public_key().public_bytes_raw()
-    before, start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.monotonic()
-    for read in (h.verify_bundle, h.verify_signature):
-        with pytest.raises(b.BundleError, match="a %s of 2147483648 bytes at offset 0 \\(at most 1048576\\)" % what):
-            read(str(path), key)
-    with pytest.raises(b.BundleError, match=what):
-        h.unpack_bundle(str(path), str(tmp_path / "root"), key)
-    assert time.monotonic() - start < 1.0
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 * 1024  # KiB: under 100 MiB more
+    with Measured() as took:
+        for read in (h.verify_bundle, h.verify_signature):
+            with pytest.raises(b.BundleError, match="a %s of 2147483648 bytes at offset 0 \\(at most 1048576\\); refusing it$"
+                               % what):
+                read(str(path), key)
+        with pytest.raises(b.BundleError, match=what):
+            h.unpack_bundle(str(path), str(tmp_path / "root"), key)
+    assert took.seconds < 1.0
+    assert took.rss < 100 * 1024  # KiB: under 100 MiB more
+
+
+def test_a_header_bomb_in_a_package_is_refused_before_tarfile_reads_it(tmp_path):
+    """The unpack pass reads each package's own tar: its headers are measured the same way."""
+    path = tmp_path / "package.tar"
+    sparse_header_bomb(path, 2 << 30)
+    with Measured() as took, open(str(path), "rb") as package, \
+            pytest.raises(b.BundleError, match="^package alpha: a pax extended header of 2147483648 bytes at offset 0 "
+                                               "\\(at most 1048576\\); refusing the bundle$"):
+        h._extract_package("alpha", {"files": []}, package, str(tmp_path / "out"))
+    assert took.seconds < 1.0 and took.rss < 100 * 1024
 
 
 def _pax_record(key, value):
@@ -518,11 +523,11 @@ def test_a_pax_header_at_the_limit_is_read_and_one_past_it_refused(tmp_path, sou
     built = build(tmp_path, make_lock(addons))
     pub = h.read_public_key(str(tmp_path / "k" / "s.pub"))
     original = (tmp_path / "out.bundle").read_bytes()
-    for length, refused in ((h.MAX_HEADER, False), (h.MAX_HEADER + 1, True)):
+    for length, refused in ((tarsafe.MAX_HEADER, False), (tarsafe.MAX_HEADER + 1, True)):
         record = _pax_record("comment", "x" * (length - len(" comment=\n") - len(str(length))))
         assert len(record) == length
         path = tmp_path / ("pax-%d.bundle" % length)
-        path.write_bytes(_header("././@PaxHeader", length, tarfile.XHDTYPE) + record + b"\0" * (-length % 512) + original)
+        path.write_bytes(tar_header("././@PaxHeader", length, tarfile.XHDTYPE) + record + b"\0" * (-length % 512) + original)
         if refused:
             with pytest.raises(b.BundleError, match="a pax extended header of %d bytes at offset 0" % length):
                 h.verify_bundle(str(path), pub)

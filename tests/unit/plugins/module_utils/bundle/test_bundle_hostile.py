@@ -10,15 +10,16 @@ import io
 import json
 import lzma
 import os
+import re
 import shutil
 import signal
-import struct
 import subprocess
 import tarfile
 import time
-import zlib
 
 import pytest
+from bundle_testlib import Measured, pax_header_bomb, sparse_header_bomb, zero_bomb_tgz
+from bundle_testlib import make_lock as lock_of
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as h
@@ -155,28 +156,6 @@ def test_fetch_refuses_more_than_the_locked_size(tmp_path):
 
 
 # ------------------------------------------------------------------------------------ archives
-def zero_bomb_tgz(path, member="bin/containerd", size=1 << 30):
-    """A tar.gz whose one member is ``size`` zeros, streamed: deflate's output for 1 MiB of zeros after
-    a full flush is one fixed block, repeated; nothing near ``size`` is ever held or written."""
-    raw = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
-    info = tarfile.TarInfo(member)
-    info.size, info.mode = size, 0o755
-    header = info.tobuf(tarfile.GNU_FORMAT)
-    chunk = bytes(1 << 20)
-    block = None
-    crc = zlib.crc32(header)
-    with open(path, "wb") as out:
-        out.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff")
-        out.write(raw.compress(header) + raw.flush(zlib.Z_FULL_FLUSH))
-        for _count in range(size // len(chunk)):
-            block = block or raw.compress(chunk) + raw.flush(zlib.Z_FULL_FLUSH)
-            out.write(block)
-            crc = zlib.crc32(chunk, crc)
-        tail = bytes(2 * tarfile.BLOCKSIZE)
-        out.write(raw.compress(tail) + raw.flush(zlib.Z_FINISH))
-        out.write(struct.pack("<II", zlib.crc32(tail, crc) & 0xffffffff, (len(header) + size + 1024) & 0xffffffff))
-
-
 def test_zero_bomb_is_a_valid_archive(tmp_path):
     path = str(tmp_path / "bomb.tar.gz")
     zero_bomb_tgz(path, size=8 << 20)
@@ -194,6 +173,49 @@ def test_archive_declaring_1gib_refused_in_well_under_a_second(tmp_path):
         layout.plan_install({"name": "containerd", "kind": "archive", "url": "file:///x/containerd-1.0.0.tar.gz"},
                             path)
     assert time.monotonic() - started < 2
+
+
+PAX_BOMB_REFUSED = r"a pax extended header of 2147483648 bytes at offset 0 \(at most 1048576\); refusing the archive$"
+
+
+@pytest.mark.parametrize("compression", ["tar", "gz", "xz", "bz2"])
+def test_a_release_archive_with_a_2gib_pax_header_is_refused_from_the_header(tmp_path, compression):
+    """tarfile reads a pax header whole before anything sees it (2 GiB: 51 s and 2.1 GiB in `bundle build`);
+    layout's reader measures it first: refused at once, with the archive named."""
+    path = pax_header_bomb(tmp_path / ("containerd-1.0.0-linux-amd64.tar." + compression), compression)
+    with Measured() as took, pytest.raises(layout.LayoutError) as info:
+        layout.plan_install({"name": "containerd", "kind": "archive", "url": "file:///x/c.tar.gz"}, path)
+    assert took.seconds < 5 and took.rss < 100 * 1024  # KiB: under 100 MiB more
+    assert re.match(r"containerd \(containerd-1\.0\.0-linux-amd64\.tar\.%s\): " % compression + PAX_BOMB_REFUSED,
+                    str(info.value)), str(info.value)
+
+
+def test_bundle_build_refuses_a_release_archive_with_a_2gib_pax_header_at_once(tmp_path):
+    """The build fetches the archive (2 MiB) and plans its install from its headers: refused there."""
+    source = pax_header_bomb(tmp_path / "containerd-1.0.0-linux-amd64.tar.gz", "gz")
+    with open(source, "rb") as handle:
+        digest = sha(handle.read())
+    addon = {"version": "1.0.0", "category": "cri", "images": [], "packages": {},
+             "artifacts": [{"name": "containerd", "kind": "archive", "arch": "amd64", "url": "file://" + source,
+                            "sha256": digest, "size": None, "dest": os.path.basename(source)}]}
+    with Measured() as took, pytest.raises(layout.LayoutError, match=r"^containerd \(containerd-1\.0\.0-linux-amd64"
+                                           r"\.tar\.gz\): " + PAX_BOMB_REFUSED):
+        b.build_bundle(lock_of({"containerd": addon}), str(tmp_path / "out.bundle"),
+                       key_path=str(tmp_path / "k" / "s.key"), cache_dir=str(tmp_path / "cache"))
+    assert took.seconds < 5 and took.rss < 100 * 1024
+    assert not (tmp_path / "out.bundle").exists()
+
+
+def test_a_cached_package_with_a_2gib_pax_header_is_refused_from_the_header(tmp_path):
+    cache = b.PackageCache(str(tmp_path))
+    os.makedirs(cache.root)
+    meta = {"key": "a" * 64, "addon": "alpha"}
+    sparse_header_bomb(cache.paths(meta["key"])[0])
+    with Measured() as took, pytest.raises(b.BundleError, match=r"^cached package alpha \(.*\.tar\): cannot read its "
+                                           r"package\.json \(a pax extended header of 2147483648 bytes at offset 0 "
+                                           r"\(at most 1048576\)\); delete it"):
+        b.package_record(cache, meta)
+    assert took.seconds < 5 and took.rss < 100 * 1024
 
 
 def tgz(path, members):
@@ -241,14 +263,16 @@ def _compress(suffix, data):
     return subprocess.run(["zstd", "-c", "-3"], input=data, capture_output=True, check=True).stdout
 
 
+def ar(name, data):
+    """A Debian package's ar container holding one member."""
+    return b"!<arch>\n" + ("%-16s%-12s%-6s%-6s%-8s%-10d`\n" % (name, 0, 0, 0, "100644", len(data))).encode() + \
+        data + (b"\n" if len(data) & 1 else b"")
+
+
 @pytest.mark.parametrize("suffix", ["gz", "xz", "zst"])
 def test_deb_control_bounded(tmp_path, suffix):
     if suffix == "zst" and not shutil.which("zstd"):
         pytest.skip("no zstd on this machine")
-
-    def ar(name, data):
-        return b"!<arch>\n" + ("%-16s%-12s%-6s%-6s%-8s%-10d`\n" % (name, 0, 0, 0, "100644", len(data))).encode() + \
-            data + (b"\n" if len(data) & 1 else b"")
     bomb = tmp_path / "bomb.deb"
     bomb.write_bytes(ar("control.tar." + suffix, _compress(suffix, bytes(32 << 20))))
     started = time.monotonic()
@@ -259,6 +283,16 @@ def test_deb_control_bounded(tmp_path, suffix):
     bad.write_bytes(b"!<arch>\n" + b"debian-binary   0           0     0     100644  xx        `\n")
     with pytest.raises(b.BundleError, match="bad ar member size"):
         b.deb_control(str(bad))
+
+
+def test_a_deb_whose_control_archive_has_a_pax_header_over_1mib_is_refused(tmp_path):
+    control = tmp_path / "control.tar.gz"
+    zero_bomb_tgz(control, "././@PaxHeader", 2 << 20, tarfile.XHDTYPE)  # 2 MiB: within the 16 MiB of a control archive
+    deb = tmp_path / "pax.deb"
+    deb.write_bytes(ar("control.tar.gz", control.read_bytes()))
+    with pytest.raises(b.BundleError, match=r"^pax\.deb: control archive: a pax extended header of 2097152 bytes at "
+                                            r"offset 0 \(at most 1048576\); refusing the package$"):
+        b.deb_control(str(deb), "pax.deb")
 
 
 def test_cache_record_of_the_wrong_shape_is_rebuilt(tmp_path):

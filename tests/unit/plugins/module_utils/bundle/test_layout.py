@@ -3,8 +3,10 @@
 """layout.artifact_version / boundary and host_install.select / file_state / plan, in isolation."""
 
 import os
+import re
 
 import pytest
+from bundle_testlib import Measured, pax_header_bomb
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import install as hi
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import layout
@@ -413,3 +415,18 @@ def test_install_never_swaps_the_binaries_of_a_running_unit(tmp_path):
     dest.unlink()
     result, _problems = hi.install(bundle, ["runc"], active, arch="amd64", running_unit="containerd", versions=False)
     assert result["installed"] == [str(dest)]
+
+
+@pytest.mark.parametrize("compression", ["tar", "gz", "xz", "bz2"])
+def test_install_refuses_a_release_archive_with_a_2gib_pax_header_from_the_header(tmp_path, compression):
+    """Each host's bundle_install opens the archive again: tarfile would read the 2 GiB header whole there too."""
+    path = pax_header_bomb(tmp_path / ("containerd.tar." + compression), compression)
+    dest = tmp_path / "bin" / "containerd"
+    entry = {"name": "containerd", "arch": "amd64", "version": "1.0.0", "path": path, "check": [],
+             "files": [{"member": "bin/containerd", "dest": str(dest), "mode": "0755", "sha256": DATA_SHA, "size": 3}]}
+    with Measured() as took, pytest.raises(hi.InstallError) as info:
+        hi.install({"id": "b1", "installs": [entry]}, ["containerd"], _run, arch="amd64", versions=False)
+    assert took.seconds < 5 and took.rss < 100 * 1024  # KiB: under 100 MiB more
+    assert re.match(r"%s: a pax extended header of 2147483648 bytes at offset 0 \(at most 1048576\); refusing the "
+                    r"archive$" % re.escape(path), str(info.value)), str(info.value)
+    assert not dest.exists() and not dest.parent.exists()
