@@ -207,7 +207,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    state = HostState(lambda argv: module.run_command(argv), check_mode=module.check_mode)
+    state = HostState(module.run_command, check_mode=module.check_mode)
     missing = []
     try:
         changed, present, summary = decide_and_act(module.params, module.check_mode, state)
