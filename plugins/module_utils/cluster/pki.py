@@ -645,13 +645,16 @@ def _name(cn, orgs=()):
 
 def _build(cs, key, issuer_cert, issuer_key, days, now):
     subject = _name(cs.cn, cs.orgs)
+    not_after = now + datetime.timedelta(days=days)
+    if not cs.is_ca:  # a leaf never outlives the CA that signs it (a CA made long ago has less left)
+        not_after = min(not_after, _not_after(issuer_cert))
     builder = (x509.CertificateBuilder()
                .subject_name(subject)
                .issuer_name(subject if cs.is_ca else issuer_cert.subject)
                .public_key(key.public_key())
                .serial_number(x509.random_serial_number())
                .not_valid_before(now - _BACKDATE)
-               .not_valid_after(now + datetime.timedelta(days=days))
+               .not_valid_after(not_after)
                .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False))
     rsa_key = isinstance(key, rsa.RSAPrivateKey)
     if cs.is_ca:

@@ -366,6 +366,20 @@ def test_validity_is_configurable(tmp_path):
     assert (ca.not_valid_after_utc - ca.not_valid_before_utc) == datetime.timedelta(days=1000, minutes=5)
 
 
+def test_a_leaf_made_late_in_its_cas_life_ends_with_the_ca(tmp_path):
+    path = str(tmp_path / "p")
+    req = dict(REQUEST, validity_days=365, renew_before_days=30, ca_validity_days=400)
+    start = datetime.datetime.now(datetime.timezone.utc)
+    pki.ensure_pki(path, req, now=start)
+    later = start + datetime.timedelta(days=340)  # leaves expire in 25 days: renewed; the CA has 60 left
+    result = pki.ensure_pki(path, req, now=later)
+    assert "apiserver" in {r["name"] for r in result["renewed"]}
+    ca, leaf = cert(path, "ca"), cert(path, "apiserver")
+    assert leaf.not_valid_after_utc == ca.not_valid_after_utc
+    leaf.verify_directly_issued_by(ca)
+    assert pki.ensure_pki(path, req, now=later)["changed"] is False  # capped is not expiring: kept next run
+
+
 @pytest.mark.parametrize("change,message", [
     ({"key_type": "dsa"}, "key_type: 'dsa' is not one of ecdsa, rsa"),
     ({"service_cidr": "10.96.0.1/12"}, "service_cidr: '10.96.0.1/12' is not a network"),
