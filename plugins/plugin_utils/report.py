@@ -41,11 +41,13 @@ REMAINING_FACT = "mooring_report_remaining"
 _BUNDLE_INSTALL = ("mooring.cluster.bundle_install", "bundle_install")
 _LOCK_VALUES = ("mooring.cluster.lock_values", "lock_values")
 _HOST_STATE = ("mooring.cluster.host_state", "host_state")
+_BUNDLE_UNPACK = ("mooring.cluster.bundle_unpack", "bundle_unpack")
 
 
 def changed_items(action, result):
-    """What a changed task changed, item by item: host_state's ``changes`` lines, the files bundle_install wrote."""
-    if action in _HOST_STATE:
+    """What a changed task changed, item by item: host_state's and bundle_unpack's ``changes`` lines (the same
+    shape), the files bundle_install wrote."""
+    if action in _HOST_STATE + _BUNDLE_UNPACK:
         return [str(line) for line in result.get("changes") or () if isinstance(line, str)]
     if action in _BUNDLE_INSTALL:
         return ["file %s: installed" % dest for dest in result.get("installed") or () if isinstance(dest, str)]

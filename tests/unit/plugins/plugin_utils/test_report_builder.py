@@ -429,6 +429,8 @@ def test_changed_items_item_by_item():
                     dict(state, changes=["unit containerd: started"]), 1001.5)  # once each
     log.host_result("cp1", "t2", "etcd : Install", "mooring.cluster.etcd", "mooring.cluster.bundle_install", "ok",
                     {"changed": True, "installed": ["/usr/local/bin/etcdctl"]}, 1002.0)
+    log.host_result("cp1", "t2b", "bundle : Locate", "mooring.cluster.bundle", "mooring.cluster.bundle_unpack", "ok",
+                    {"changed": True, "changes": ["file /etc/apt/sources.list.d/mooring-bundle.list: content"]}, 1002.5)
     log.host_result("cp1", "t3", "hidden", None, "mooring.cluster.host_state", "ok",
                     {"changed": True, "_ansible_no_log": True, "changes": ["file /secret: content"]}, 1003.0)
     log.host_result("cp1", "t4", "probe", None, "mooring.cluster.host_state", "ok",
@@ -436,9 +438,10 @@ def test_changed_items_item_by_item():
     log.host_result("cp1", "t5", "not changed", None, "mooring.cluster.host_state", "ok",
                     {"changed": False, "changes": []}, 1005.0)
     log.end(1006.0)
-    data = report.build_report(log, {"cp1": _stats(ok=6, changed=5)}, END, inventory=["/inv/hosts.yml"])
+    data = report.build_report(log, {"cp1": _stats(ok=7, changed=6)}, END, inventory=["/inv/hosts.yml"])
     assert data["hosts"]["cp1"]["changed_items"] == [
-        "sysctl net.ipv4.ip_forward: 0 -> 1", "unit containerd: started", "file /usr/local/bin/etcdctl: installed"]
+        "sysctl net.ipv4.ip_forward: 0 -> 1", "unit containerd: started", "file /usr/local/bin/etcdctl: installed",
+        "file /etc/apt/sources.list.d/mooring-bundle.list: content"]
     assert "    - file /usr/local/bin/etcdctl: installed" in report.render_markdown(data)
 
 
