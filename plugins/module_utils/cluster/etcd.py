@@ -10,20 +10,22 @@ Three parts, none of them knows AnsibleModule:
 * :class:`GatewayClient` (etcd's v3 gRPC-JSON gateway over mutual TLS, standard library only) and
   :func:`acquire_lease` / :func:`release_lease`: the cluster lease, a named key bound to an etcd
   lease with a TTL, taken with one compare-and-swap transaction, so two operators cannot roll the
-  cluster at once and a crashed holder's lease expires by itself.
+  cluster at once and a crashed holder's lease expires by itself; :func:`keep_lease` (the keeper)
+  and :func:`check_held` (the fencing check a run makes before each host).
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
 import json
 import os
 import ssl
 import time
 from urllib.parse import urlsplit
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio, netguard
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
@@ -38,6 +40,11 @@ class LeaseHeldError(EtcdError):
     def __init__(self, message, holder=None):
         super().__init__(message)
         self.holder = holder
+
+
+class LeaseLostError(LeaseHeldError):
+    """This run's cluster lease is no longer its own (expired, taken by another run, or its keeper
+    stopped): the run must not change another host. ``holder``: who holds the lease now (None: nobody)."""
 
 
 LEASE_PREFIX = "/mooring/leases/"
@@ -332,7 +339,12 @@ class GatewayClient:
                 if resp.status != 200:
                     errors.append("%s:%s %s %s" % (host, port, resp.status, data[:200].decode("utf-8", "replace")))
                     continue
-                return json.loads(data.decode("utf-8"))
+                reply = json.loads(data.decode("utf-8"))
+                if not isinstance(reply, dict):
+                    # Every v3 gateway reply is an object; anything else is not etcd (a proxy, a stub).
+                    errors.append("%s:%s replied %s, not a JSON object" % (host, port, type(reply).__name__))
+                    continue
+                return reply
             except (OSError, ssl.SSLError, ValueError, http.client.HTTPException) as exc:
                 errors.append("%s:%s %s" % (host, port, exc))
             finally:
@@ -398,12 +410,25 @@ def lease_key(name, prefix=LEASE_PREFIX):
     return prefix + name
 
 
+def _revision(value):
+    """An etcd int64 as the gateway's JSON gives it (a string), or None when absent."""
+    return None if value is None else str(value)
+
+
+def _token(kv):
+    """The fencing token of the lease key as etcd reports it (a range response's ``kvs[0]``):
+    ``{holder, lease, create_revision, mod_revision}``. A key taken again has another lease and
+    create revision, even when it holds the same holder."""
+    return {"holder": unb64(kv.get("value")), "lease": _revision(kv.get("lease")),
+            "create_revision": _revision(kv.get("create_revision")), "mod_revision": _revision(kv.get("mod_revision"))}
+
+
 def read_lease(client, name, prefix=LEASE_PREFIX):
-    """``{holder, lease}`` of the cluster lease, or None when free."""
+    """The fencing token (:func:`_token`) of the cluster lease, or None when free."""
     kvs = client.range(lease_key(name, prefix)).get("kvs") or []
     if not kvs:
         return None
-    return {"holder": unb64(kvs[0].get("value")), "lease": kvs[0].get("lease")}
+    return _token(kvs[0])
 
 
 def acquire_lease(client, name, holder, ttl=3600, timeout=0, poll=2.0, prefix=LEASE_PREFIX, check_mode=False,
@@ -412,7 +437,8 @@ def acquire_lease(client, name, holder, ttl=3600, timeout=0, poll=2.0, prefix=LE
 
     Waits up to ``timeout`` seconds for another holder to release it (or for its lease to
     expire), then raises :class:`LeaseHeldError` naming that holder. Returns
-    ``{changed, holder, lease, waited}``.
+    ``{changed, holder, lease, create_revision, mod_revision, waited}``: the lease id and the key's
+    revisions are the run's fencing token (:func:`check_held`).
     """
     if not holder:
         raise EtcdError("holder: give an identifier of who takes the lease (user@host, job id)")
@@ -425,18 +451,28 @@ def acquire_lease(client, name, holder, ttl=3600, timeout=0, poll=2.0, prefix=LE
         if current and current["holder"] == holder:
             if not check_mode:
                 client.keepalive(current["lease"])
-            return {"changed": False, "holder": holder, "lease": current["lease"], "waited": clock() - start}
+            current.update(changed=False, waited=clock() - start)
+            return current
         if current is None:
             if check_mode:
-                return {"changed": True, "holder": holder, "lease": None, "waited": clock() - start}
+                return {"changed": True, "holder": holder, "lease": None, "create_revision": None,
+                        "mod_revision": None, "waited": clock() - start}
             lease = client.grant(ttl)["ID"]
             resp = client.txn({
                 "compare": [{"key": b64(key), "result": "EQUAL", "target": "CREATE", "create_revision": "0"}],
-                "success": [{"request_put": {"key": b64(key), "value": b64(holder), "lease": lease}}],
+                # The key read back in the same transaction: its revisions, as etcd gives them, are the token.
+                "success": [{"request_put": {"key": b64(key), "value": b64(holder), "lease": lease}},
+                            {"request_range": {"key": b64(key)}}],
                 "failure": [{"request_range": {"key": b64(key)}}],
             })
             if resp.get("succeeded"):
-                return {"changed": True, "holder": holder, "lease": lease, "waited": clock() - start}
+                kvs = [kv for r in resp.get("responses") or [] for kv in (r.get("response_range") or {}).get("kvs") or []]
+                taken = _token(kvs[0]) if kvs else read_lease(client, name, prefix)
+                if not taken or taken["holder"] != holder or taken["lease"] != _revision(lease):
+                    raise EtcdError("cluster lease %r: taken, but etcd does not show it held by %r with lease %s (%r)"
+                                    % (name, holder, lease, taken))
+                taken.update(changed=True, waited=clock() - start)
+                return taken
             client.revoke(lease)  # lost the race; do not leave a lease behind
             continue
         waited = clock() - start
@@ -477,6 +513,14 @@ def release_lease(client, name, holder, force=False, confirm=None, prefix=LEASE_
     return {"changed": True, "holder": current["holder"]}
 
 
+def _ttl_left(client, lease):
+    """Seconds etcd lease ``lease`` has left (``/v3/lease/timetolive``); -1 (etcd's answer) once it has expired."""
+    try:
+        return int(client.timetolive(lease).get("TTL"))
+    except (TypeError, ValueError):
+        return None
+
+
 def query_lease(client, name, prefix=LEASE_PREFIX):
     """``{holder, lease, ttl}`` of the cluster lease (``ttl``: seconds its etcd lease has left), holder None when free."""
     current = read_lease(client, name, prefix)
@@ -484,8 +528,8 @@ def query_lease(client, name, prefix=LEASE_PREFIX):
         return {"changed": False, "holder": None, "lease": None, "ttl": None}
     ttl = None
     if current.get("lease"):
-        with contextlib.suppress(EtcdError, ValueError, TypeError):
-            ttl = int(client.timetolive(current["lease"]).get("TTL"))
+        with contextlib.suppress(EtcdError):
+            ttl = _ttl_left(client, current["lease"])
     return {"changed": False, "holder": current["holder"], "lease": current["lease"], "ttl": ttl}
 
 
@@ -505,6 +549,17 @@ def process_started(pid, read=None):
     return int(fields[19])
 
 
+def require_watchable_run(name, pid, started):
+    """Refuse to take lease ``name`` for a run no keeper can watch: ``started`` (:func:`process_started` of the
+    run's ansible-playbook process ``pid``) is None on a controller without ``/proc``. A lease taken there
+    would lapse after its TTL in the middle of the run, with nothing to say so."""
+    if started is None:
+        raise EtcdError("cluster lease %r not taken: this controller has no /proc/%d/stat for the run's ansible-playbook "
+                        "process, so no keeper can watch the run and the lease would lapse after its TTL in the middle "
+                        "of it; run from a controller with /proc (Linux), or set keep_alive=false to hold the lease "
+                        "for one TTL only (the held checks then stop the run once it lapses)" % (name, pid))
+
+
 def run_holder(who, where, pid, started, label=""):
     """The holder string of one run: who and where, and the run (the controller's ansible-playbook process,
     by pid and start time, so a new run with the same pid is a different run); ``label`` (a job name) first."""
@@ -512,39 +567,190 @@ def run_holder(who, where, pid, started, label=""):
     return "%s (%s)" % (label, run) if label else run
 
 
-def keep_lease(client, name, holder, lease, alive, ttl, prefix=LEASE_PREFIX, poll=1.0, sleep=time.sleep,
-               clock=time.monotonic):
+# ---------------------------------------------------------------------------------------
+# The keeper's status file: how the keeper's state reaches the run
+
+
+# Keeper states: ``keeping`` (renewing; ``no keeper`` when the run asked for none) or why it stopped:
+# ``run ended``, ``not held...`` (the lease was lost) or ``keeper failed: ...``.
+KEEPER_RUNNING = ("keeping", "no keeper")
+
+
+def keeper_status_path(name, holder, directory=None):
+    """The status file of the keeper of ``holder``'s lease ``name`` on the controller: one per run, in a
+    private directory (``directory``, default ``~/.ansible/tmp/mooring-leases``). The holder is hashed
+    into the name (it holds spaces, and a label may hold anything)."""
+    directory = directory or os.path.join(os.path.expanduser("~"), ".ansible", "tmp", "mooring-leases")
+    digest = hashlib.sha256(("%s\0%s" % (name, holder)).encode("utf-8")).hexdigest()[:32]
+    return os.path.join(directory, "lease-%s.json" % digest)
+
+
+def write_keeper_status(path, status):
+    """Write ``status`` (a dict) to ``path`` atomically: the directory 0700, the file 0600 (it names the run)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    os.chmod(directory, 0o700)
+    fileio.write_atomic(path, json.dumps(status, sort_keys=True) + "\n", mode=0o600)
+
+
+def read_keeper_status(path):
+    """The keeper status at ``path``; None when there is none. A file that is not a JSON object reads as a
+    failed keeper (never as one still keeping)."""
+    data = fileio.read_if_exists(path)
+    if data is None:
+        return None
+    try:
+        status = json.loads(data.decode("utf-8"))
+    except ValueError:
+        status = None
+    if not isinstance(status, dict):
+        return {"state": "keeper failed: its status file %s is not a JSON object" % path}
+    return status
+
+
+def keeper_recorder(path, token, ttl, now=time.time):
+    """``record(state)`` for :func:`keep_lease`: the keeper's state written to its status file ``path``, with the
+    run's fencing ``token`` (:func:`_token`) and ``ttl``; ``keeping`` also stamps ``last_keepalive``. A file that
+    already belongs to another lease of the run (taken after this one was lost) is left alone."""
+
+    def record(state):
+        status = read_keeper_status(path) or {}
+        if status.get("lease") not in (None, token["lease"]):
+            return
+        status.update(token)
+        status.update(state=state, ttl=int(ttl), updated=now(), keeper_pid=os.getpid())
+        if state == "keeping":
+            status["last_keepalive"] = now()
+        write_keeper_status(path, status)
+
+    return record
+
+
+def keep_lease(client, name, holder, lease, alive, ttl, prefix=LEASE_PREFIX, poll=1.0, record=None,
+               sleep=time.sleep, clock=time.monotonic):
     """Keep the cluster lease alive while ``alive()`` is true (the run that took it); give it back as
-    soon as it turns false (the run ended, failed or was killed without releasing it). Returns why it
-    stopped: ``run ended`` (released) or ``not held`` (released by the run, broken, or expired)."""
+    soon as it turns false (the run ended, failed or was killed without releasing it). ``record(state)``
+    (when given) is told ``keeping`` after every renewal and why the keeper stopped, which it returns:
+
+    * ``run ended`` - the run is gone; the lease was given back;
+    * ``not held`` - the key is gone or is another lease's (released by the run, broken, expired);
+    * ``not held: no keepalive for N s, past the TTL (T s)`` - etcd did not answer for longer than the TTL:
+      the lease has expired, whoever holds the key now;
+    * ``keeper failed: ERROR`` - anything else (a reply that is not etcd's, a bug): never a silent death.
+    """
     every = max(1.0, int(ttl) / 3.0)
     last = clock()
-    while True:
-        if not alive():
-            with contextlib.suppress(EtcdError):
-                release_lease(client, name, holder, prefix=prefix)
-            return "run ended"
-        if clock() - last >= every:
-            try:
-                current = read_lease(client, name, prefix)
-                if current is None or current["holder"] != holder:
-                    return "not held"
-                client.keepalive(lease)
-                last = clock()
-            except EtcdError:
-                pass  # etcd briefly unreachable: try again at the next poll, well within the TTL
-        sleep(poll)
+    why = None
+    try:
+        while why is None:
+            if not alive():
+                with contextlib.suppress(EtcdError):
+                    release_lease(client, name, holder, prefix=prefix)
+                why = "run ended"
+            elif clock() - last >= every:
+                try:
+                    current = read_lease(client, name, prefix)
+                    if current is None or current["holder"] != holder or current["lease"] != _revision(lease):
+                        why = "not held"
+                    else:
+                        client.keepalive(lease)
+                        last = clock()
+                        if record:
+                            record("keeping")
+                except EtcdError:
+                    # etcd briefly unreachable: try again at the next poll, while the lease can still be alive.
+                    if clock() - last >= int(ttl):
+                        why = "not held: no keepalive for %d s, past the TTL (%d s)" % (clock() - last, int(ttl))
+            if why is None:
+                sleep(poll)
+    except Exception as exc:  # noqa: BLE001 - whatever it is, the run must hear of it
+        why = "keeper failed: %s: %s" % (type(exc).__name__, exc)
+    if record:
+        record(why)
+    return why
 
 
 def keeper_main(args):
     """Entry point of the detached process the cluster_lease action starts: ``args`` is a dict with
-    endpoints, cacert, cert, key, name, holder, lease, ttl, prefix, pid, started."""
-    client = GatewayClient(args["endpoints"], args["cacert"], args["cert"], args["key"], timeout=5.0)
+    endpoints, cacert, cert, key, name, holder, lease, create_revision, mod_revision, ttl, prefix, pid,
+    started and status (its status file, :func:`keeper_status_path`). Whatever ends it is recorded there
+    first - an error as ``keeper failed: ...``, SIGTERM included - so the run's held checks hear of it."""
+    import signal
 
-    def alive():
-        return process_started(args["pid"]) == args["started"]
+    token = {k: args.get(k) for k in ("holder", "lease", "create_revision", "mod_revision")}
+    record = keeper_recorder(args["status"], token, args["ttl"])
 
-    return keep_lease(client, args["name"], args["holder"], args["lease"], alive, args["ttl"], prefix=args["prefix"])
+    def terminated(signum, frame):
+        raise SystemExit("terminated by signal %d" % signum)
+
+    try:
+        signal.signal(signal.SIGTERM, terminated)
+        record("keeping")
+        client = GatewayClient(args["endpoints"], args["cacert"], args["cert"], args["key"], timeout=5.0)
+
+        def alive():
+            return process_started(args["pid"]) == args["started"]
+
+        return keep_lease(client, args["name"], args["holder"], args["lease"], alive, args["ttl"],
+                          prefix=args["prefix"], record=record)
+    except BaseException as exc:  # noqa: BLE001 - recorded, then the process ends
+        why = "keeper failed: %s: %s" % (type(exc).__name__, exc)
+        with contextlib.suppress(BaseException):
+            record(why)
+        return why
+
+
+def check_held(client, name, holder, status, prefix=LEASE_PREFIX, check_mode=False, now=time.time):
+    """The fencing check a run makes before it changes the next host: raise :class:`LeaseLostError`
+    (one line: the lease, who holds it now, and that the run stops) unless the run's lease is still its own.
+
+    ``status`` is the run's keeper status (:func:`read_keeper_status`): its fencing token (lease id and
+    the key's create revision, as :func:`acquire_lease` got them) and the keeper's state. Held means:
+    the keeper is still keeping (and renewed within the TTL), the key exists with this holder, the
+    same lease id and the same create revision (not taken again since), and etcd gives that lease a
+    TTL > 0. In check mode a run that took no lease (none is taken in check mode) passes.
+    Returns ``{changed, held, holder, lease, create_revision, mod_revision, ttl, keeper, last_keepalive}``.
+    """
+    if status is None and check_mode:
+        return {"changed": False, "held": None, "holder": holder, "lease": None, "create_revision": None,
+                "mod_revision": None, "ttl": None, "keeper": None, "last_keepalive": None}
+
+    def lost(why, current):
+        now_holder = current["holder"] if current else None
+        raise LeaseLostError("cluster lease %r is no longer this run's: %s; held now by %s. This run must not change "
+                             "another host: stopping before the next host"
+                             % (name, why, "nobody" if now_holder is None else repr(now_holder)), holder=now_holder)
+
+    try:
+        current = read_lease(client, name, prefix)
+        ttl_left = None
+        if current and status and current["lease"] and current["lease"] == status.get("lease"):
+            ttl_left = _ttl_left(client, current["lease"])
+    except EtcdError as exc:
+        raise LeaseLostError("cluster lease %r: cannot confirm this run still holds it (%s). This run must not change "
+                             "another host: stopping before the next host" % (name, exc)) from None
+    if status is None:
+        lost("this run took no lease (no keeper status for holder %r)" % holder, current)
+    state = status.get("state") or "unknown"
+    last = status.get("last_keepalive")
+    ttl = status.get("ttl")
+    if state not in KEEPER_RUNNING:
+        lost("its keeper stopped: %s" % state, current)
+    if state == "keeping" and last is not None and ttl and now() - float(last) >= int(ttl):
+        lost("its keeper has not renewed it for %d s, past the TTL (%d s)" % (now() - float(last), int(ttl)), current)
+    if current is None:
+        lost("the key is gone (the lease expired or was released)", current)
+    if current["holder"] != holder:
+        lost("another run took it", current)
+    if current["lease"] != status.get("lease") or current["create_revision"] != status.get("create_revision"):
+        lost("the key was taken again (lease %s, created at revision %s; this run's: lease %s, revision %s)"
+             % (current["lease"], current["create_revision"], status.get("lease"), status.get("create_revision")),
+             current)
+    if ttl_left is None or ttl_left <= 0:
+        lost("etcd gives its lease %s no time left (TTL %s)" % (current["lease"], ttl_left), current)
+    return {"changed": False, "held": True, "holder": holder, "lease": current["lease"],
+            "create_revision": current["create_revision"], "mod_revision": current["mod_revision"], "ttl": ttl_left,
+            "keeper": state, "last_keepalive": last}
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,9 +1,14 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Cluster lease logic against a FAKE in-memory etcd gateway (leases, compare-and-swap txn).
+"""Cluster lease logic against a FAKE in-memory etcd gateway (leases, compare-and-swap txn, revisions).
 The real lease against a real 3-member etcd over TLS is exercised in molecule/etcd."""
 
 from __future__ import annotations
+
+import json
+import os
+import re
+import stat
 
 import pytest
 
@@ -15,6 +20,8 @@ class FakeGateway:
 
     def __init__(self):
         self.kv = {}  # key -> (value, lease)
+        self.revs = {}  # key -> (create_revision, mod_revision)
+        self.revision = 1
         self.leases = {}  # id -> expires_at
         self.now = 0.0
         self.next_id = 100
@@ -50,8 +57,22 @@ class FakeGateway:
         self._expire()
         if key in self.kv:
             value, lease = self.kv[key]
-            return {"kvs": [{"key": etcd.b64(key), "value": etcd.b64(value), "lease": lease}], "count": "1"}
+            create, mod = self.revs.get(key, (1, 1))
+            return {"kvs": [{"key": etcd.b64(key), "value": etcd.b64(value), "lease": lease,
+                             "create_revision": str(create), "mod_revision": str(mod)}], "count": "1"}
         return {}
+
+    def timetolive(self, lease):
+        self._expire()
+        left = self.leases.get(str(lease))
+        return {"ID": str(lease), "TTL": str(int(left - self.now)) if left is not None else "-1"}
+
+    def put(self, key, value, lease):
+        """Another client writes the key (as a txn put does)."""
+        self.revision += 1
+        create = self.revs[key][0] if key in self.kv and key in self.revs else self.revision
+        self.kv[key] = (value, lease)
+        self.revs[key] = (create, self.revision)
 
     def txn(self, body):
         self._expire()
@@ -64,13 +85,18 @@ class FakeGateway:
             ok = key in self.kv and self.kv[key][0] == etcd.unb64(cmp["value"])
         if not ok:
             return {"header": {}}  # proto3 JSON omits succeeded=false
+        responses = []
         for op in body["success"]:
             if "request_put" in op:
                 put = op["request_put"]
-                self.kv[etcd.unb64(put["key"])] = (etcd.unb64(put["value"]), put["lease"])
+                self.put(etcd.unb64(put["key"]), etcd.unb64(put["value"]), put["lease"])
+                responses.append({"response_put": {"header": {}}})
             if "request_delete_range" in op:
                 self.kv.pop(etcd.unb64(op["request_delete_range"]["key"]), None)
-        return {"header": {}, "succeeded": True}
+                responses.append({"response_delete_range": {"header": {}}})
+            if "request_range" in op:
+                responses.append({"response_range": self.range(etcd.unb64(op["request_range"]["key"]))})
+        return {"header": {}, "succeeded": True, "responses": responses}
 
 
 @pytest.fixture()
@@ -227,3 +253,217 @@ def test_the_keeper_stops_when_the_run_released_the_lease(gw):
     etcd.release_lease(gw, "cluster", holder)
     sleep, clock = clock_of(gw)
     assert etcd.keep_lease(gw, "cluster", holder, lease, lambda: True, ttl=30, sleep=sleep, clock=clock) == "not held"
+
+
+# ---------------------------------------------------------------------------------------
+# Fencing: the token, the keeper's status file, the held check
+
+
+KEY = "/mooring/leases/cluster"
+RUN_A = "root@ctl run 1-a"
+RUN_B = "root@ctl run 2-b"
+
+
+def take(gw, holder=RUN_A, ttl=30):
+    """Acquire as the action does and return the run's keeper status (token, keeping, ttl, last renewal)."""
+    out = etcd.acquire_lease(gw, "cluster", holder, ttl=ttl)
+    status = {k: out[k] for k in ("holder", "lease", "create_revision", "mod_revision")}
+    status.update(state="keeping", ttl=ttl, last_keepalive=gw.now)
+    return out, status
+
+
+def held(gw, status, holder=RUN_A):
+    return etcd.check_held(gw, "cluster", holder, status, now=lambda: gw.now)
+
+
+def test_acquire_returns_the_fencing_token_as_etcd_reports_it(gw):
+    out, _status = take(gw)
+    assert out["lease"] == "101" and out["create_revision"] == "2" and out["mod_revision"] == "2"
+    again = etcd.acquire_lease(gw, "cluster", RUN_A, ttl=30)
+    assert again["changed"] is False
+    assert (again["lease"], again["create_revision"]) == (out["lease"], out["create_revision"])
+
+
+def test_held_passes_for_the_holder(gw):
+    _out, status = take(gw)
+    gw.now += 10
+    got = held(gw, status)
+    assert got["held"] is True and got["lease"] == status["lease"] and got["ttl"] == 20 and got["keeper"] == "keeping"
+
+
+def test_held_fails_after_another_run_took_the_key(gw):
+    _out, status = take(gw)
+    gw.revoke(status["lease"])  # A's lease gone (expired), B takes the key
+    take(gw, holder=RUN_B)
+    with pytest.raises(etcd.LeaseLostError, match="no longer this run's: another run took it; held now by "
+                                                  "'root@ctl run 2-b'.*stopping before the next host") as info:
+        held(gw, status)
+    assert info.value.holder == RUN_B and "\n" not in str(info.value)
+
+
+def test_held_fails_when_the_key_was_taken_again_even_by_the_same_holder(gw):
+    _out, status = take(gw)
+    gw.revoke(status["lease"])
+    take(gw)  # the same holder string, a new lease and key: not the lease this run rolled under
+    with pytest.raises(etcd.LeaseLostError, match=r"taken again \(lease 102, created at revision 3; "
+                                                  r"this run's: lease 101, revision 2\)"):
+        held(gw, status)
+
+
+def test_held_fails_after_expiry(gw):
+    _out, status = take(gw, ttl=30)
+    gw.now += 31
+    status["state"] = "keeping"
+    status["last_keepalive"] = gw.now  # even with a keeper that claims to be fine, the key is gone
+    with pytest.raises(etcd.LeaseLostError, match="the key is gone .*held now by nobody"):
+        held(gw, status)
+
+
+def test_held_fails_when_the_keeper_stopped(gw):
+    _out, status = take(gw)
+    for state in ("keeper failed: AttributeError: 'list' object has no attribute 'get'",
+                  "not held: no keepalive for 31 s, past the TTL (30 s)"):
+        status["state"] = state
+        with pytest.raises(etcd.LeaseLostError, match="its keeper stopped: %s; held now by 'root@ctl run 1-a'"
+                           % re.escape(state)):
+            held(gw, status)
+
+
+def test_held_fails_when_the_keeper_went_silent_past_the_ttl(gw):
+    _out, status = take(gw, ttl=30)
+    gw.keepalive(status["lease"])
+    gw.now += 25
+    gw.keepalive(status["lease"])  # someone renews (the key is fine), but not this run's keeper
+    gw.now += 10
+    with pytest.raises(etcd.LeaseLostError, match="has not renewed it for 35 s, past the TTL"):
+        held(gw, status)
+
+
+def test_held_fails_without_a_status_and_passes_in_check_mode(gw):
+    take(gw)
+    with pytest.raises(etcd.LeaseLostError, match="this run took no lease"):
+        held(gw, None)
+    assert etcd.check_held(gw, "cluster", RUN_A, None, check_mode=True)["held"] is None
+
+
+def test_held_fails_when_etcd_does_not_answer(gw):
+    _out, status = take(gw)
+
+    def down(key):
+        raise etcd.EtcdError("etcd /v3/kv/range failed on every endpoint: 10.0.0.1:2379 timed out")
+
+    gw.range = down
+    with pytest.raises(etcd.LeaseLostError, match="cannot confirm this run still holds it .*stopping before the next host"):
+        held(gw, status)
+
+
+def test_the_keeper_gives_up_the_lease_past_the_ttl_without_keepalive(gw):
+    out, _status = take(gw, ttl=30)
+    sleep, clock = clock_of(gw)
+    seen = []
+
+    def down(*args):
+        raise etcd.EtcdError("etcd /v3/kv/range failed on every endpoint: connection refused")
+
+    gw.range = down
+    why = etcd.keep_lease(gw, "cluster", RUN_A, out["lease"], lambda: True, ttl=30, record=seen.append,
+                          sleep=sleep, clock=clock)
+    assert why == "not held: no keepalive for 30 s, past the TTL (30 s)"
+    assert seen == [why] and 30 <= gw.now <= 31
+
+
+def test_the_keeper_records_an_unexpected_error_instead_of_dying_silently(gw):
+    out, _status = take(gw, ttl=30)
+    sleep, clock = clock_of(gw)
+    seen = []
+
+    def not_etcd(*args):
+        raise ValueError("Expecting value: line 1 column 1 (char 0)")
+
+    gw.range = not_etcd
+    why = etcd.keep_lease(gw, "cluster", RUN_A, out["lease"], lambda: True, ttl=30, record=seen.append,
+                          sleep=sleep, clock=clock)
+    assert why == "keeper failed: ValueError: Expecting value: line 1 column 1 (char 0)" and seen == [why]
+
+
+def test_the_keeper_records_keeping_after_each_renewal(gw):
+    out, _status = take(gw, ttl=30)
+    sleep, clock = clock_of(gw)
+    seen = []
+    life = {"left": 25}
+
+    def alive():
+        life["left"] -= 1
+        return life["left"] > 0
+
+    assert etcd.keep_lease(gw, "cluster", RUN_A, out["lease"], alive, ttl=30, record=seen.append,
+                           sleep=sleep, clock=clock) == "run ended"
+    assert seen == ["keeping", "keeping", "run ended"]
+
+
+def test_a_reply_that_is_not_a_json_object_is_an_etcd_error(monkeypatch):
+    import http.client
+
+    class Reply:
+        status = 200
+
+        def read(self):
+            return b"[]"
+
+    class Conn:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def request(self, *args, **kwargs):
+            pass
+
+        def getresponse(self):
+            return Reply()
+
+        def close(self):
+            pass
+
+    client = etcd.GatewayClient.__new__(etcd.GatewayClient)
+    client.endpoints, client.timeout, client.context = [("10.0.0.1", 2379)], 1.0, None
+    monkeypatch.setattr(http.client, "HTTPSConnection", Conn)
+    monkeypatch.setattr(etcd.netguard, "check", lambda host: None)
+    with pytest.raises(etcd.EtcdError, match="10.0.0.1:2379 replied list, not a JSON object"):
+        client.range(KEY)
+
+
+def test_the_status_file_is_private_and_the_recorder_keeps_the_token(tmp_path):
+    path = etcd.keeper_status_path("cluster", RUN_A, directory=str(tmp_path / "leases"))
+    assert path != etcd.keeper_status_path("cluster", RUN_B, directory=str(tmp_path / "leases"))
+    token = {"holder": RUN_A, "lease": "101", "create_revision": "2", "mod_revision": "2"}
+    record = etcd.keeper_recorder(path, token, 30, now=lambda: 1000.0)
+    record("keeping")
+    record("not held")
+    assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    status = etcd.read_keeper_status(path)
+    assert status["state"] == "not held" and status["last_keepalive"] == 1000.0 and status["lease"] == "101"
+    # A later lease of the same run owns the file: the old keeper's last word does not overwrite it.
+    etcd.write_keeper_status(path, dict(token, lease="102", state="keeping"))
+    record("not held")
+    assert etcd.read_keeper_status(path)["lease"] == "102" and etcd.read_keeper_status(path)["state"] == "keeping"
+    with open(path, "w") as handle:
+        handle.write("[]")
+    assert etcd.read_keeper_status(path)["state"].startswith("keeper failed: ")
+    assert json.loads(json.dumps(status))  # plain JSON
+
+
+def test_the_keeper_records_why_it_ended_even_when_it_cannot_start(tmp_path):
+    path = str(tmp_path / "leases" / "lease.json")
+    why = etcd.keeper_main({"endpoints": ["http://10.0.0.1:2379"], "cacert": "/x", "cert": "/x", "key": "/x",
+                            "name": "cluster", "holder": RUN_A, "lease": "101", "create_revision": "2",
+                            "mod_revision": "2", "ttl": 30, "prefix": etcd.LEASE_PREFIX, "pid": 1, "started": 1,
+                            "status": path})
+    assert why.startswith("keeper failed: EtcdError: endpoints: 'http://10.0.0.1:2379' is not an https:// URL")
+    assert etcd.read_keeper_status(path)["state"] == why
+
+
+def test_no_proc_no_lease():
+    with pytest.raises(etcd.EtcdError, match=r"cluster lease 'cluster' not taken: this controller has no "
+                                             r"/proc/4242/stat .* a controller with /proc \(Linux\)"):
+        etcd.require_watchable_run("cluster", 4242, None)
+    etcd.require_watchable_run("cluster", 4242, 99)
