@@ -188,7 +188,7 @@ lease:
 create_revision:
   description:
     - The etcd revision at which the lease key was created, as etcd reports it (C(kvs[0].create_revision)); with
-      O(lease), the run's fencing token. A key taken again, even by the same holder, has another one.
+      RV(lease), the run's fencing token. A key taken again, even by the same holder, has another one.
   returned: when O(state=acquired) or O(state=held) (null in check mode)
   type: str
 mod_revision:
