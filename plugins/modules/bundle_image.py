@@ -76,16 +76,14 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             images=dict(type="list", elements="dict", required=True),
-            namespace=dict(type="str", default="k8s.io"),
-            address=dict(type="path", default="/run/containerd/containerd.sock"),
-            ctr=dict(type="str", default="ctr"),
+            **ctr.IMPORT_OPTIONS
         ),
         supports_check_mode=True,
     )
     params = module.params
-    for index, image in enumerate(params["images"]):
-        if not image.get("ref") or not image.get("path"):
-            module.fail_json(msg="images[%d]: both 'ref' and 'path' are required, got %r" % (index, image))
+    problem = ctr.archive_problem(params["images"], "images")
+    if problem:
+        module.fail_json(msg=problem)
     try:
         result = ctr.import_archives(module.run_command, params["images"], params["ctr"], params["address"],
                                      params["namespace"], check_mode=module.check_mode)

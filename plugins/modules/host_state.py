@@ -299,16 +299,13 @@ def main():
                 host=dict(type="str"))),
             packages=dict(type="list", elements="str", default=[]),
             images=dict(type="dict", options=dict(
-                archives=dict(type="list", elements="dict", required=True),
-                namespace=dict(type="str", default="k8s.io"),
-                address=dict(type="path", default="/run/containerd/containerd.sock"),
-                ctr=dict(type="str", default="ctr"))),
+                archives=dict(type="list", elements="dict", required=True), **ctr.IMPORT_OPTIONS)),
         ),
         supports_check_mode=True,
     )
-    for index, image in enumerate((module.params["images"] or {}).get("archives") or ()):
-        if not image.get("ref") or not image.get("path"):
-            module.fail_json(msg="images.archives[%d]: both 'ref' and 'path' are required, got %r" % (index, image))
+    problem = ctr.archive_problem((module.params["images"] or {}).get("archives"), "images.archives")
+    if problem:
+        module.fail_json(msg=problem)
     for item in module.params["files"] + module.params["secrets"]:
         if item["content"] is None:
             module.fail_json(msg="file %s: no content (src is read by the action plugin on the controller)" % item["path"])

@@ -28,6 +28,23 @@ class ContainerdError(MooringError):
     """A ctr command failed, or a registry could not be reached."""
 
 
+# The argument spec of "where and how to import" (bundle_image's options, host_state's images suboptions).
+IMPORT_OPTIONS = dict(
+    namespace=dict(type="str", default=DEFAULT_NAMESPACE),
+    address=dict(type="path", default=DEFAULT_ADDRESS),
+    ctr=dict(type="str", default="ctr"),
+)
+
+
+def archive_problem(images, label):
+    """The first image of ``images`` (``label`` names the list) without both ``ref`` and ``path``, as one
+    line; None when every one has both. Checked before anything changes on the host."""
+    for index, image in enumerate(images or ()):
+        if not image.get("ref") or not image.get("path"):
+            return "%s[%d]: both 'ref' and 'path' are required, got %r" % (label, index, image)
+    return None
+
+
 def base_cmd(ctr="ctr", address=DEFAULT_ADDRESS, namespace=DEFAULT_NAMESPACE):
     return [ctr, "--address", address, "--namespace", namespace]
 

@@ -241,3 +241,12 @@ def test_import_archives_failures_name_the_archive_and_keep_the_result():
         c.import_archives(FakeArchiveCtr([], misnamed), ARCHIVES)
     with pytest.raises(c.ContainerdError, match="cannot list containerd images"):
         c.import_archives(lambda argv: (1, "", "connection refused"), ARCHIVES)
+
+
+def test_archive_problem_names_the_first_image_without_ref_and_path():
+    good = {"ref": "localhost/mooring/hello:1.0", "path": "/b/hello.tar"}
+    assert c.archive_problem([good], "images") is None
+    assert c.archive_problem(None, "images.archives") is None
+    assert c.archive_problem([good, {"ref": "x:1"}], "images.archives") == (
+        "images.archives[1]: both 'ref' and 'path' are required, got {'ref': 'x:1'}")
+    assert c.archive_problem([{"path": "/b/a.tar", "ref": ""}], "images").startswith("images[0]: both")
