@@ -21,11 +21,31 @@ Tests, in order (the cluster is reinstalled fresh at 3.4.23 before the first and
   concurrent  a second run with default settings while the first holds the lease: refused naming the
               holder, changed=0 on every host (it waits the default etcd_lease_timeout, 30 s, and gives up
               while the first run still holds the lease)
+Then faults beyond a kill (netfilter rules inside a lab host's network namespace, set from the controller
+with nsenter; a size-limited tmpfs as a member's data directory). The gate timeout is 30 s in these runs
+(-e etcd_gate_timeout=30, default 120) so a refusal comes sooner; everything else is as users run it.
+  renewpart   certs_renew forcing the three members' server certificates; once the first member has
+              restarted, the third is partitioned from its peers (its peer port 2380 dropped both ways; the
+              controller still reaches it): the run stops at the second member's gate naming the third, the
+              second not restarted; healed, a plain re-run rolls the second and third
+  cutoff      run A (etcd_lease_ttl=20) holds the lease; once its first member is upgraded, the controller
+              is cut off from every member's client port (the controller's own address dropped in every
+              host) for 45 s, past A's TTL; run B is started 3 s into the cut (etcd_lease_timeout=180).
+              A stops before its next host naming the lease; B waits out the cut, takes the lease once A's
+              has expired and upgrades the rest; A changed nothing in the roll after its first member
+  partition   on a fresh 3.4 cluster, once the first member is upgraded the third is partitioned from its
+              peers: the run stops at the second member's gate naming the third, the second not restarted
+  diskfull    the third member's data directory is a 320 MiB tmpfs; once the second member is upgraded, a
+              file fills it to 16 MiB free: the run stops before restarting the third, naming its free space,
+              the third still serving the old version; with the file removed, a re-run finishes the job
+Quorum in these tests is counted from /health (a member partitioned from its peers still answers /version).
+The sampler asks from a second address of the controller on the lab bridge, which the cut leaves alone.
 Prints one JSON line per test and exits non-zero at the first failed expectation.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -61,6 +81,11 @@ UPGRADE = ["-e", "bundle_lock=%s/installer-3.5.1.lock.yaml" % EPH, "-e", "bundle
 KEYS = 100
 PREFIX = "/mooring/verify/roll/"
 RUNS = os.path.join(EPH, "runs")
+CONTROLLER = NET + ".1"  # the lab bridge's gateway: the controller's address on the lab network
+SAMPLER_ADDRESS = NET + ".254"  # a second address of the controller on the bridge, for the sampler only
+FAST_GATE = ["-e", "etcd_gate_timeout=30"]
+CUT_SECONDS = 45  # the controller's cut from etcd in the cutoff test: past run A's lease TTL (20 s)
+DATA_DIR = "/var/lib/etcd"
 
 
 class Failed(Exception):
@@ -81,43 +106,60 @@ def client():
 
 
 class Sampler(threading.Thread):
-    """Every 0.2 s: which members answer /version (and with which server version)."""
+    """Every 0.2 s: which members answer /version (and with which server version), and which say /health true."""
 
     def __init__(self):
         super().__init__(daemon=True)
         self.context = client().context
-        self.samples = []  # (monotonic time, {host: version or None})
+        self.samples = []  # (monotonic time, {host: version or None}, {host: healthy})
         self.stop = threading.Event()
         self.pool = ThreadPoolExecutor(len(HOSTS))
+        self.source = None  # (address, 0) once the controller's second lab address is up
 
-    def version(self, host):
+    def get(self, host, path):
         parts = urlsplit(URL[host])
-        conn = http.client.HTTPSConnection(parts.hostname, parts.port, timeout=0.5, context=self.context)
+        conn = http.client.HTTPSConnection(parts.hostname, parts.port, timeout=0.5, context=self.context,
+                                           source_address=self.source)
         try:
-            conn.request("GET", "/version")
+            conn.request("GET", path)
             resp = conn.getresponse()
-            return json.loads(resp.read()).get("etcdserver") if resp.status == 200 else None
+            return json.loads(resp.read()) if resp.status == 200 else None
         except (OSError, ValueError, http.client.HTTPException):
             return None
         finally:
             conn.close()
 
+    def version(self, host):
+        return (self.get(host, "/version") or {}).get("etcdserver")
+
+    def healthy(self, host):
+        return (self.get(host, "/health") or {}).get("health") == "true"
+
+    def look(self, host):
+        return self.version(host), self.healthy(host)
+
     def run(self):
         for host in HOSTS:
             netguard.check(ADDRESS[host])  # refuse before the first request if not routed via the lab bridge
         while not self.stop.is_set():
-            row = dict(zip(HOSTS, self.pool.map(self.version, HOSTS)))
-            self.samples.append((time.monotonic(), row))
+            looks = dict(zip(HOSTS, self.pool.map(self.look, HOSTS)))
+            self.samples.append((time.monotonic(), {h: v for h, (v, _ok) in looks.items()},
+                                 {h: ok for h, (_v, ok) in looks.items()}))
             self.stop.wait(0.2)
 
     def latest(self):
         return self.samples[-1][1] if self.samples else {}
 
-    def window(self, since):
-        rows = [row for t, row in self.samples if t >= since]
+    def latest_health(self):
+        return self.samples[-1][2] if self.samples else {}
+
+    def window(self, since, measure="version"):
+        """Samples since ``since``: members serving per sample, by answering /version or by /health true."""
+        column = 1 if measure == "version" else 2
+        rows = [sample[column] for sample in self.samples if sample[0] >= since]
         counts = [sum(1 for v in row.values() if v) for row in rows]
         low = [i for i, c in enumerate(counts) if c < 2]
-        return {"samples": len(rows), "min_serving": min(counts) if counts else None,
+        return {"measure": measure, "samples": len(rows), "min_serving": min(counts) if counts else None,
                 "below_quorum": len(low),
                 "first_below": rows[low[0]] if low else None}
 
@@ -125,8 +167,8 @@ class Sampler(threading.Thread):
 SAMPLER = Sampler()
 
 
-def quorum_held(since, test):
-    w = SAMPLER.window(since)
+def quorum_held(since, test, measure="version"):
+    w = SAMPLER.window(since, measure)
     expect(w["samples"] >= 10, "%s: the sampler took only %d samples" % (test, w["samples"]))
     expect(w["below_quorum"] == 0, "%s: quorum lost in %d samples (first: %s)" % (test, w["below_quorum"], w["first_below"]))
     return w
@@ -229,14 +271,89 @@ def lease_free(test, within=15):
     wait_for("%s: the cluster lease to be free" % test, lambda: etcd.query_lease(c, "cluster")["holder"] is None, within)
 
 
-def fresh_cluster():
-    """A new 3.4.23 cluster: stop, wipe the data, converge with the 3.4.23 lock (the etcd scenario's converge)."""
+def fresh_cluster(tmpfs=None):
+    """A new 3.4.23 cluster: stop, wipe the data, converge with the 3.4.23 lock (the etcd scenario's converge).
+    ``tmpfs``: a host whose data directory becomes a 320 MiB tmpfs first (a small disk to fill)."""
     for h in HOSTS:
-        ssh(h, "systemctl stop etcd; systemctl reset-failed etcd || true; rm -rf /var/lib/etcd/member /etc/etcd/bootstrap.env")
+        ssh(h, "systemctl stop etcd; systemctl reset-failed etcd || true; rm -rf %s/member %s/filler /etc/etcd/bootstrap.env"
+            % (DATA_DIR, DATA_DIR))
+    if tmpfs and not ssh(tmpfs, "mountpoint -q %s && echo mounted || true" % DATA_DIR).strip():
+        # The lab hosts are not privileged: the mount is made from the controller in the host's mount namespace.
+        inside(tmpfs, "-m", "mount", "-t", "tmpfs", "-o", "size=320m,mode=0700", "mooring-small-disk", DATA_DIR)
     run = Run("fresh-%d" % int(time.time()), [os.path.join(PROJECT, "molecule", "etcd", "converge.yml")])
     expect(run.wait() == 0, "fresh 3.4.23 cluster: converge failed: %s" % run.why())
     wait_for("every member serving %s" % OLD, lambda: set(versions().values()) == {OLD}, 60)
     write_keys()
+
+
+# ---------------------------------------------------------------------------------------------
+# Faults beyond a kill: netfilter rules and mounts inside one lab host, set from the controller
+
+
+def lab_pid(host):
+    """The PID of lab host ``host``'s init on the controller (podman with the lab's storage and configuration)."""
+    out = subprocess.run(["podman", "inspect", "-f", "{{.State.Pid}}", host], capture_output=True, text=True,
+                         check=True, timeout=60).stdout.strip()
+    expect(out.isdigit() and int(out) > 0, "%s: podman inspect gave no PID (%r)" % (host, out))
+    return out
+
+
+def inside(host, namespace, *argv):
+    """``argv`` run by the controller in one namespace (-n network, -m mount) of lab host ``host``."""
+    res = subprocess.run(["nsenter", "-t", lab_pid(host), namespace, "--"] + list(argv), capture_output=True,
+                         text=True, check=False, timeout=60)
+    if res.returncode != 0:
+        raise Failed("%s: %s failed (rc %d): %s" % (host, " ".join(argv), res.returncode, (res.stderr or res.stdout)[-300:]))
+
+
+# Member partitioned from its peers: the peer port dropped both ways; clients (the controller, the other
+# members' etcdctl) still reach its client port.
+PARTITION = [["INPUT", "-p", "tcp", "--dport", "2380", "-j", "DROP"], ["OUTPUT", "-p", "tcp", "--dport", "2380", "-j", "DROP"]]
+# The controller cut off from a member: its lab address dropped at the member's client port.
+CUT = [["INPUT", "-s", CONTROLLER, "-p", "tcp", "--dport", "2379", "-j", "DROP"]]
+
+
+@contextlib.contextmanager
+def dropped(hosts, rules):
+    """Netfilter ``rules`` inserted in each host's network namespace while the block runs, deleted after."""
+    done = []
+    try:
+        for host in hosts:
+            for rule in rules:
+                inside(host, "-n", "iptables", "-I", *rule)
+                done.append((host, rule))
+        yield
+    finally:
+        for host, rule in done:
+            inside(host, "-n", "iptables", "-D", *rule)
+
+
+@contextlib.contextmanager
+def sampler_address():
+    """A second address of the controller on the lab bridge (a /32: no new route), used by the sampler only,
+    so that cutting the controller's own address off leaves the measurement alone."""
+    net = os.environ["MOORING_LAB_NETWORK"]
+    bridge = subprocess.run(["podman", "network", "inspect", "-f", "{{.NetworkInterface}}", net], capture_output=True,
+                            text=True, check=True, timeout=60).stdout.strip()
+    expect(bridge.startswith("mlab"), "the lab network %s has bridge %r, not a lab bridge" % (net, bridge))
+    subprocess.run(["ip", "addr", "replace", SAMPLER_ADDRESS + "/32", "dev", bridge], check=True, timeout=30)
+    SAMPLER.source = (SAMPLER_ADDRESS, 0)
+    try:
+        yield
+    finally:
+        SAMPLER.source = None
+        subprocess.run(["ip", "addr", "del", SAMPLER_ADDRESS + "/32", "dev", bridge], check=False, timeout=30)
+
+
+def failures(run, host):
+    """The run's fatal lines that name ``host``."""
+    return [line[:600] for line in run.text.splitlines() if re.match(r"(fatal|failed|ERROR)", line) and host in line]
+
+
+def changed_in_roll(run, hosts):
+    """Which of ``hosts`` the run changed in its one-member-at-a-time play (its log after that play starts)."""
+    text = run.text.split("PLAY [One member at a time]", 1)
+    return sorted(h for h in hosts if len(text) > 1 and re.search(r"^changed: \[%s\]" % re.escape(h), text[1], re.M))
 
 
 def report(test, **fields):
@@ -343,6 +460,131 @@ def test_sigkill_and_concurrent():
     report("concurrent", holder=holder, refused_after_s=b.seconds, recap=recap_b)
 
 
+def test_renew_partition():
+    """certs_renew with the third member partitioned from its peers once the first has restarted."""
+    t = time.monotonic()
+    first, second, third = HOSTS
+    before = starts()
+    force = json.dumps({"force": ["etcd/members/%s/server" % h for h in HOSTS]})
+    run = Run("renewpart", ["mooring.cluster.certs_renew", "-e", force] + FAST_GATE)
+    wait_for("%s restarted with its new certificate" % first, lambda: starts()[first] not in (None, before[first]), 300, run)
+    with dropped([third], PARTITION):
+        cut = time.monotonic()
+        wait_for("%s to report itself unhealthy" % third, lambda: SAMPLER.latest_health().get(third) is False, 30, run)
+        rc = run.wait()
+        refused = round(time.monotonic() - cut, 1)
+    after = starts()
+    expect(rc != 0, "renewpart: the run went on (rc 0) with %s partitioned" % third)
+    named = failures(run, third)
+    expect(named, "renewpart: no failure naming %s: %s" % (third, run.why()))
+    expect(after[second] == before[second], "renewpart: %s was restarted (%s -> %s)" % (second, before[second], after[second]))
+    wait_for("every member healthy after healing", lambda: all(SAMPLER.latest_health().values()), 60)
+    w = quorum_held(t, "renewpart", measure="health")
+    keys_intact("renewpart")
+    lease_free("renewpart")
+    again = Run("renewpart-rerun", ["mooring.cluster.certs_renew"])
+    expect(again.wait() == 0, "renewpart re-run: rc %d: %s" % (again.proc.returncode, again.why()))
+    rolled = starts()
+    expect(all(rolled[h] != after[h] for h in (second, third)),
+           "renewpart re-run: %s and %s not both restarted with their new certificates (%s -> %s)" % (second, third, after, rolled))
+    keys_intact("renewpart-rerun")
+    lease_free("renewpart-rerun")
+    report("renewpart", run_s=run.seconds, refused_after_partition_s=refused, quorum=w, message=named[0][:400],
+           rerun_s=again.seconds, rerun_recap=again.recap())
+
+
+def test_cutoff():
+    """Run A cut off from etcd past its lease's TTL while run B, started meanwhile, takes the lease."""
+    t = time.monotonic()
+    first, second, third = HOSTS
+    a = upgrade("cutoff-a", "-e", "etcd_lease_ttl=20")
+    c = client()
+    wait_for("run A to hold the lease", lambda: etcd.query_lease(c, "cluster")["holder"] is not None, 120, a)
+    holder_a = etcd.query_lease(c, "cluster")["holder"]
+    wait_for("%s to serve %s" % (first, NEW), lambda: SAMPLER.latest().get(first) == NEW, 300, a)
+    with dropped(HOSTS, CUT):
+        cut = time.monotonic()
+        time.sleep(3)
+        b = upgrade("cutoff-b", "-e", "etcd_lease_timeout=180")
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            a.proc.wait(timeout=CUT_SECONDS - 5)
+        a_stopped = round(time.monotonic() - cut, 1) if a.proc.returncode is not None else None
+        at_a_end = versions()
+        time.sleep(max(0.0, CUT_SECONDS - (time.monotonic() - cut)))
+    rc_a = a.wait()
+    rc_b = b.wait()
+    expect(a_stopped is not None, "cutoff: run A still running %ds into the cut: %s" % (CUT_SECONDS - 5, a.why()))
+    expect(rc_a != 0, "cutoff: run A went on (rc %s) cut off from etcd: %s" % (rc_a, a.why()))
+    lost = [line[:600] for line in a.text.splitlines() if "cluster lease" in line and "stopping before the next host" in line]
+    expect(lost, "cutoff: run A's failure does not name the lost lease: %s" % a.why())
+    expect(changed_in_roll(a, [second, third]) == [], "cutoff: run A changed %s in the roll after the cut"
+           % changed_in_roll(a, [second, third]))
+    expect(at_a_end[second] == OLD and at_a_end[third] == OLD, "cutoff: when A stopped: %s" % at_a_end)
+    expect(rc_b == 0, "cutoff: run B failed (rc %d): %s" % (rc_b, b.why()))
+    expect(changed_in_roll(b, [second, third]) == [second, third], "cutoff: run B did not upgrade %s and %s: %s"
+           % (second, third, b.recap()))
+    expect(set(versions().values()) == {NEW}, "cutoff: versions %s" % versions())
+    w = quorum_held(t, "cutoff", measure="health")
+    keys_intact("cutoff")
+    lease_free("cutoff")
+    report("cutoff", holder_a=holder_a, a_stopped_after_cut_s=a_stopped, a_message=lost[0][:400],
+           versions_when_a_stopped=at_a_end, b_s=b.seconds, b_recap=b.recap(), quorum=w)
+
+
+def test_partition():
+    """etcd_upgrade with the third member partitioned from its peers once the first is upgraded."""
+    t = time.monotonic()
+    first, second, third = HOSTS
+    before = starts()
+    run = upgrade("partition", *FAST_GATE)
+    wait_for("%s to serve %s" % (first, NEW), lambda: SAMPLER.latest().get(first) == NEW, 300, run)
+    with dropped([third], PARTITION):
+        cut = time.monotonic()
+        wait_for("%s to report itself unhealthy" % third, lambda: SAMPLER.latest_health().get(third) is False, 30, run)
+        rc = run.wait()
+        refused = round(time.monotonic() - cut, 1)
+    after = starts()
+    expect(rc != 0, "partition: the run went on (rc 0) with %s partitioned" % third)
+    named = failures(run, third)
+    expect(named, "partition: no failure naming %s: %s" % (third, run.why()))
+    expect(after[second] == before[second], "partition: %s was restarted (%s -> %s)" % (second, before[second], after[second]))
+    expect(versions()[second] == OLD and versions()[third] == OLD, "partition: versions %s" % versions())
+    wait_for("every member healthy after healing", lambda: all(SAMPLER.latest_health().values()), 60)
+    w = quorum_held(t, "partition", measure="health")
+    keys_intact("partition")
+    lease_free("partition")
+    report("partition", run_s=run.seconds, refused_after_partition_s=refused, quorum=w, message=named[0][:400])
+
+
+def test_diskfull():
+    """etcd_upgrade meeting the third member's data disk filled to 16 MiB free once the second is upgraded."""
+    t = time.monotonic()
+    _first, second, third = HOSTS
+    before = starts()
+    run = upgrade("diskfull", *FAST_GATE)
+    wait_for("%s to serve %s" % (second, NEW), lambda: SAMPLER.latest().get(second) == NEW, 300, run)
+    ssh(third, "fallocate -l $(( $(df --output=avail -B1 %s | tail -n 1) - 16 * 1024 * 1024 )) %s/filler"
+        % (DATA_DIR, DATA_DIR))
+    filled = time.monotonic()
+    free = ssh(third, "df --output=avail -BM %s | tail -n 1" % DATA_DIR).strip()
+    rc = run.wait()
+    refused = round(time.monotonic() - filled, 1)
+    after = starts()
+    expect(rc != 0, "diskfull: the run went on (rc 0) with %s's disk full" % third)
+    named = [line for line in failures(run, third) if "MiB free" in line]
+    expect(named, "diskfull: no failure naming %s's free space: %s" % (third, run.why()))
+    expect(after[third] == before[third] and versions()[third] == OLD,
+           "diskfull: %s was restarted (%s -> %s, now %s)" % (third, before[third], after[third], versions()[third]))
+    w = quorum_held(t, "diskfull", measure="health")
+    keys_intact("diskfull")
+    lease_free("diskfull")
+    ssh(third, "rm -f %s/filler" % DATA_DIR)
+    again = upgrade("diskfull-rerun")
+    upgraded(again, t, "diskfull-rerun")
+    report("diskfull", run_s=run.seconds, free_when_filled=free, refused_after_fill_s=refused, quorum=w,
+           message=named[0][:400], rerun_s=again.seconds)
+
+
 def main():
     SAMPLER.start()
     wait_for("the sampler", lambda: len(SAMPLER.samples) > 0, 10)
@@ -356,6 +598,13 @@ def main():
         test_killed()
         fresh_cluster()
         test_sigkill_and_concurrent()
+        with sampler_address():
+            test_renew_partition()
+            fresh_cluster()
+            test_cutoff()
+            fresh_cluster(tmpfs=HOSTS[2])
+            test_partition()
+            test_diskfull()
     except Failed as exc:
         print("FAILED: %s" % exc, flush=True)
         return 1

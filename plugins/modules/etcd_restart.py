@@ -58,6 +58,17 @@ options:
     description: Restart even when nothing is stale.
     type: bool
     default: false
+  data_dir:
+    description:
+      - The member's data directory. When given, a member that is to restart must have O(min_free_mib) MiB free
+        there plus the size of its database, else the module fails before the gate, naming the space, and the
+        member is left running as it is (etcd started on a nearly full disk fails at its first write-ahead log
+        segment and stays down). Checked in check mode too.
+    type: path
+  min_free_mib:
+    description: MiB that must be free in O(data_dir), beyond the database's size, for a restart.
+    type: int
+    default: 128
   checks:
     default: 3
   min_uptime:
@@ -104,6 +115,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd impor
     gate_argument_spec,
     gate_client,
     gate_kwargs,
+    restart_space_problem,
     wait_health,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
@@ -124,6 +136,8 @@ def main():
             binary={"type": "path", "default": "/usr/local/bin/etcd"},
             files={"type": "list", "elements": "path", "default": []},
             force={"type": "bool", "default": False},
+            data_dir={"type": "path"},
+            min_free_mib={"type": "int", "default": 128},
         ),
         supports_check_mode=True,
     )
@@ -138,6 +152,9 @@ def main():
         reasons = stale_reasons(props, binary=p["binary"], files=p["files"])
         if p["force"] and not reasons:
             reasons = ["restart requested"]
+        space = restart_space_problem(name, p["data_dir"], p["min_free_mib"]) if reasons and p["data_dir"] else None
+        if space:
+            module.fail_json(msg="%s (%s). Nothing was changed on it." % (space, "; ".join(reasons)), reasons=reasons)
         if not reasons or module.check_mode:
             module.exit_json(changed=bool(reasons), reasons=reasons, versions={})
         base = gate_client(p)

@@ -75,6 +75,33 @@ def gate_argument_spec():
     }
 
 
+MIB = 1024 * 1024
+
+
+def restart_space_problem(name, data_dir, reserve_mib, statvfs=os.statvfs, stat=os.stat):
+    """Why member ``name`` must not be restarted for lack of space in ``data_dir``, or None.
+
+    etcd writes its log in preallocated 64 MiB segments and its database grows in place: a member started
+    on a nearly full disk fails at its first segment or commit, and stays down. A restart needs
+    ``reserve_mib`` MiB free plus the size of its database (``member/snap/db``). No data directory yet
+    (a member not bootstrapped): nothing to check."""
+    try:
+        fs = statvfs(data_dir)
+    except FileNotFoundError:
+        return None
+    try:
+        db = stat(os.path.join(data_dir, "member", "snap", "db")).st_size
+    except FileNotFoundError:
+        db = 0
+    free = fs.f_bavail * fs.f_frsize
+    need = int(reserve_mib) * MIB + db
+    if free >= need:
+        return None
+    return ("%s: its data directory %s has %d MiB free; a restart needs %d MiB (%d MiB for etcd's write-ahead log, "
+            "plus its %d MiB database). Not restarted: free space there, then run again"
+            % (name, data_dir, free // MIB, -(-need // MIB), int(reserve_mib), -(-db // MIB)))
+
+
 def client_args(endpoints, cacert, cert, key, etcdctl="etcdctl", command_timeout=None, dial_timeout=None):
     """``etcdctl`` with endpoints and client TLS. ``endpoints``: a URL or a list of them."""
     if isinstance(endpoints, str):
@@ -436,7 +463,9 @@ def acquire_lease(client, name, holder, ttl=3600, timeout=0, poll=2.0, prefix=LE
     """Take the cluster lease for ``holder`` (or keep it alive if ``holder`` already has it).
 
     Waits up to ``timeout`` seconds for another holder to release it (or for its lease to
-    expire), then raises :class:`LeaseHeldError` naming that holder. Returns
+    expire), then raises :class:`LeaseHeldError` naming that holder. etcd not answering (a
+    controller briefly cut off from it) is waited out within the same ``timeout``, then raised
+    with the last error. Returns
     ``{changed, holder, lease, create_revision, mod_revision, waited}``: the lease id and the key's
     revisions are the run's fencing token (:func:`check_held`).
     """
@@ -447,7 +476,14 @@ def acquire_lease(client, name, holder, ttl=3600, timeout=0, poll=2.0, prefix=LE
     key = lease_key(name, prefix)
     start = clock()
     while True:
-        current = read_lease(client, name, prefix)
+        try:
+            current = read_lease(client, name, prefix)
+        except EtcdError as exc:
+            waited = clock() - start
+            if waited >= timeout:
+                raise EtcdError("cluster lease %r not taken: etcd did not answer for %ds: %s" % (name, int(waited), exc)) from None
+            sleep(min(poll, max(0.1, timeout - waited)))
+            continue
         if current and current["holder"] == holder:
             if not check_mode:
                 client.keepalive(current["lease"])

@@ -143,6 +143,29 @@ def test_second_holder_gets_it_once_released_while_waiting(gw):
     assert gw.kv["/mooring/leases/cluster"][0] == "bob@ctl"
 
 
+def test_etcd_unreachable_is_waited_out_within_the_timeout(gw):
+    """A controller cut off from etcd for a while (a second run started meanwhile) takes the lease once
+    etcd answers again, within its timeout; past the timeout it fails naming the last error."""
+    sleep, clock = clock_of(gw)
+    real_range = gw.range
+    gw.cut_until = 20
+
+    def cut_range(key):
+        if gw.now < gw.cut_until:
+            raise etcd.EtcdError("etcd /v3/kv/range failed on every endpoint: timed out")
+        return real_range(key)
+
+    gw.range = cut_range
+    got = etcd.acquire_lease(gw, "cluster", "bob@ctl", ttl=60, timeout=60, poll=5, sleep=sleep, clock=clock)
+    assert got["changed"] is True and gw.now >= 20 and gw.kv["/mooring/leases/cluster"][0] == "bob@ctl"
+    gw.kv.clear()
+    gw.cut_until = gw.now + 1000
+    start = gw.now
+    with pytest.raises(etcd.EtcdError, match=r"not taken: etcd did not answer for 30s: .*timed out"):
+        etcd.acquire_lease(gw, "cluster", "carol@ctl", ttl=60, timeout=30, poll=5, sleep=sleep, clock=clock)
+    assert 30 <= gw.now - start < 40 and not gw.kv
+
+
 def test_a_dead_holders_lease_expires_with_its_ttl(gw):
     etcd.acquire_lease(gw, "cluster", "alice@ctl", ttl=20)
     sleep, clock = clock_of(gw)

@@ -342,3 +342,31 @@ def test_a_member_that_health_retries_paper_over_is_down_when_metrics_do_not_ans
     cluster.starts = lambda urls: {u: t for u, t in real_starts(urls).items() if not u.endswith(".23:2379")}
     with pytest.raises(etcd.EtcdError, match="e3 down in all"):
         _gate(cluster, timeout=6)
+
+
+def test_restart_space_problem_needs_the_reserve_plus_the_database(tmp_path):
+    """A member is restarted only with the reserve free beyond its database's size; the refusal names the
+    member, the directory, the free space and what is needed. No data directory: nothing to check."""
+    data = tmp_path / "etcd"
+    (data / "member" / "snap").mkdir(parents=True)
+    (data / "member" / "snap" / "db").write_bytes(b"\0" * (3 * etcd.MIB + 1))
+
+    class Fs:
+        f_frsize = 4096
+
+        def __init__(self, free):
+            self.f_bavail = free // 4096
+
+    def with_free(free):
+        return lambda path: Fs(free)
+
+    need = 128 * etcd.MIB + 3 * etcd.MIB + 1
+    assert etcd.restart_space_problem("etcd-3", str(data), 128, statvfs=with_free(need + 4096)) is None
+    msg = etcd.restart_space_problem("etcd-3", str(data), 128, statvfs=with_free(need - 4096))
+    assert msg == ("etcd-3: its data directory %s has 130 MiB free; a restart needs 132 MiB (128 MiB for etcd's "
+                   "write-ahead log, plus its 4 MiB database). Not restarted: free space there, then run again" % data)
+    assert etcd.restart_space_problem("etcd-3", str(tmp_path / "none"), 128) is None
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    assert etcd.restart_space_problem("etcd-3", str(fresh), 0) is None
+    assert "has 0 MiB free" in etcd.restart_space_problem("etcd-3", str(fresh), 1, statvfs=with_free(0))
