@@ -205,14 +205,22 @@ cmd_run() {
     "${LAB_PY[@]}" up "$LAB" -n 1 >&2
   fi
   [ "${MOORING_EE_KEEP_LAB:-}" = 1 ] || trap '"${LAB_PY[@]}" down "$LAB" >&2' EXIT
-  # The private data dir: tests/ee/runner (project, env/settings) plus what only this machine
-  # knows: the inventory (the lab's hosts without its host-side ProxyCommand), the lab key and
-  # the image's tag. Kept under .work so the key never lands in the checkout or the tarball.
+  # The private data dir: tests/ee/runner (project, env/settings, env/envvars) plus what only
+  # this machine knows: the inventory (the lab's hosts without its host-side ProxyCommand), the
+  # lab key, the lab's known_hosts and the image's tag. Kept under .work so the key never lands
+  # in the checkout or the tarball.
   rm -rf "$data"
   mkdir -p "$data"
   cp -a tests/ee/runner/. "$data/"
   mkdir -p "$data/inventory" "$data/env"
-  "${TOOL[@]}" inventory "inventories/lab/$LAB/hosts.yml" >"$data/inventory/hosts.yml"
+  # Host keys are checked inside the EE as everywhere else: against the lab's known_hosts (the
+  # keys lab.py read through podman), copied to env/known_hosts, which is /runner/env/known_hosts
+  # in the container (runner mounts the whole data dir at /runner). Not in inventory/: runner
+  # passes that directory as `-i`, and ansible would try every file in it as an inventory.
+  # No file, or no key for a host: refuse, never fall back to not checking.
+  "${TOOL[@]}" known-hosts "inventories/lab/$LAB/hosts.yml" "$MOORING_LAB_KNOWN_HOSTS"
+  install -m 0644 "$MOORING_LAB_KNOWN_HOSTS" "$data/env/known_hosts"
+  "${TOOL[@]}" inventory "inventories/lab/$LAB/hosts.yml" /runner/env/known_hosts >"$data/inventory/hosts.yml"
   install -m 0600 "$MOORING_LAB_KEY" "$data/env/ssh_key"
   "${TOOL[@]}" settings "$data/env/settings" "$ref" "$net"
   # Refuse unless a container made with exactly these settings is attached to the lab's

@@ -5,7 +5,11 @@
 Run with the checkout's venv (PyYAML): ``.venv/bin/python tests/ee/eetool.py COMMAND ...``
 
     wheel-requirements EE_FILE        every requirement pip installs in any stage of the EE build
-    inventory LAB_INVENTORY           the lab's inventory for a run inside the EE (no ProxyCommand)
+    known-hosts LAB_INVENTORY FILE    refuse unless FILE (the lab's known_hosts) holds a host key for
+                                      every host of LAB_INVENTORY
+    inventory LAB_INVENTORY KNOWN_HOSTS
+                                      the lab's inventory for a run inside the EE (no ProxyCommand),
+                                      host keys checked against KNOWN_HOSTS (its path in the EE)
     settings FILE IMAGE NETWORK       set the image and the one network in runner's env/settings
     netcheck FILE NETWORK             refuse unless a container with these settings joins NETWORK only,
                                       and NETWORK is an internal bridge
@@ -72,21 +76,63 @@ def wheel_requirements(ee_file):
     return "\n".join(lines) + "\n"
 
 
-def ee_inventory(lab_inventory):
-    """The lab inventory's hosts, groups and vars, minus the host-side ProxyCommand and key path.
+def _inventory_hosts(lab_inventory):
+    """{host: address} of the lab inventory's hosts."""
+    return {h: (v or {})["ansible_host"] for h, v in _load(lab_inventory)["all"]["hosts"].items()}
+
+
+def check_known_hosts(lab_inventory, known_hosts):
+    """Refuse unless KNOWN_HOSTS (the lab's, ``inventories/lab/NAME/known_hosts``) exists and holds
+    at least one key for the address of every host of LAB_INVENTORY.
+
+    The EE run checks host keys against this file: with it missing or without a host's key, ssh
+    would refuse that host (and turning the check off instead is what the EE run must not do)."""
+    path = Path(known_hosts)
+    if not path.is_file():
+        raise EEError("%s does not exist: the lab writes its hosts' keys there (tests/lab/lab.py up); "
+                      "the EE run checks host keys against it and will not run without it" % known_hosts)
+    names = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        if len(fields) >= 3 and not fields[0].startswith("#"):
+            names.update(fields[0].split(","))
+    if not names:
+        raise EEError("%s holds no host key: the EE run checks host keys against it and will not run "
+                      "without them (bring the lab up again: tests/lab/lab.py up)" % known_hosts)
+    missing = sorted("%s (%s)" % (h, a) for h, a in _inventory_hosts(lab_inventory).items() if str(a) not in names)
+    if missing:
+        raise EEError("%s has no host key for %s: the EE run would refuse to connect; bring the lab up "
+                      "again (tests/lab/lab.py up)" % (known_hosts, ", ".join(missing)))
+
+
+def ee_inventory(lab_inventory, known_hosts):
+    """The lab inventory's hosts, groups and vars, minus the host-side ProxyCommand and key path,
+    with host keys checked strictly against KNOWN_HOSTS.
 
     The lab's inventory reaches hosts through ``python3 tests/lab/lab.py connect`` (the route
     guard), a path that does not exist inside the EE; there the container's only interface is
-    on the lab's internal network (netcheck), and ansible-runner hands the key to ssh-agent."""
+    on the lab's internal network (netcheck), and ansible-runner hands the key to ssh-agent.
+    KNOWN_HOSTS is the path, inside the EE, of a copy of the lab's known_hosts (scripts/ee.sh
+    puts it in the runner's private data dir, mounted at /runner): ssh accepts a host only with
+    the key the lab read for it through podman, as everywhere else in the project
+    (``StrictHostKeyChecking=yes``, never ``=no`` with ``UserKnownHostsFile=/dev/null``). The
+    run also needs ansible's host_key_checking on (tests/ee/runner/env/envvars): off, ansible
+    puts ``-o StrictHostKeyChecking=no`` before these options and ssh keeps that first value."""
+    if not known_hosts or not str(known_hosts).startswith("/") or known_hosts == "/dev/null":
+        raise EEError("the known_hosts path inside the EE must be an absolute path to the lab's host keys, "
+                      "not %r" % (known_hosts,))
+    if any(c.isspace() or c in "'\"" for c in known_hosts):
+        raise EEError("the known_hosts path inside the EE must not hold spaces or quotes: %r" % (known_hosts,))
     inv = _load(lab_inventory)
     top = inv["all"]
     keep = {k: v for k, v in (top.get("vars") or {}).items()
             if k not in ("ansible_ssh_private_key_file", "ansible_ssh_common_args")}
-    keep["ansible_ssh_common_args"] = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
+    keep["ansible_ssh_common_args"] = "-o StrictHostKeyChecking=yes -o UserKnownHostsFile=%s" % known_hosts
     out = {"all": {"vars": keep,
                    "hosts": {h: {"ansible_host": (v or {})["ansible_host"]} for h, v in top["hosts"].items()},
                    "children": top.get("children") or {}}}
-    head = "# Written by scripts/ee.sh from %s for a run inside the EE (no ProxyCommand).\n" % lab_inventory
+    head = ("# Written by scripts/ee.sh from %s for a run inside the EE (no ProxyCommand; host keys checked "
+            "against %s, a copy of the lab's known_hosts).\n" % (lab_inventory, known_hosts))
     return head + yaml.safe_dump(out, default_flow_style=False, sort_keys=False)
 
 
@@ -192,6 +238,8 @@ def main(argv):
     try:
         if cmd == "wheel-requirements":
             sys.stdout.write(wheel_requirements(*args))
+        elif cmd == "known-hosts":
+            check_known_hosts(*args)
         elif cmd == "inventory":
             sys.stdout.write(ee_inventory(*args))
         elif cmd == "settings":

@@ -31,20 +31,69 @@ def test_wheel_requirements_cover_every_stage(monkeypatch):
     assert {"ansible", "bindep", "pyyaml", "packaging"} <= names
 
 
-def test_inventory_drops_proxy_command_and_key_path(tmp_path):
+LAB_INVENTORY = (
+    "all:\n  vars:\n    ansible_user: root\n    ansible_ssh_private_key_file: /var/cache/k\n"
+    "    ansible_ssh_common_args: -o StrictHostKeyChecking=yes -o UserKnownHostsFile=/x/known_hosts"
+    " -o ProxyUseFdpass=yes -o 'ProxyCommand=python3 /x/lab.py connect %h %p'\n"
+    "    mooring_lab: ee1\n"
+    "  hosts:\n    ee1-1:\n      ansible_host: 10.89.74.11\n    ee1-2:\n      ansible_host: 10.89.74.12\n"
+    "  children:\n    etcd:\n      hosts:\n        ee1-1: {}\n")
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHostKeyOfTheLabHostReadThroughPodmanXXXXXX"
+
+
+def _lab(tmp_path):
     lab = tmp_path / "hosts.yml"
-    lab.write_text(
-        "all:\n  vars:\n    ansible_user: root\n    ansible_ssh_private_key_file: /var/cache/k\n"
-        "    ansible_ssh_common_args: -o ProxyUseFdpass=yes -o 'ProxyCommand=python3 /x/lab.py connect %h %p'\n"
-        "    mooring_lab: ee1\n"
-        "  hosts:\n    ee1-1:\n      ansible_host: 10.89.74.11\n"
-        "  children:\n    etcd:\n      hosts:\n        ee1-1: {}\n")
-    text = eetool.ee_inventory(str(lab))
+    lab.write_text(LAB_INVENTORY)
+    return lab
+
+
+def test_inventory_drops_proxy_command_and_key_path(tmp_path):
+    text = eetool.ee_inventory(str(_lab(tmp_path)), "/runner/env/known_hosts")
     inv = yaml.safe_load(text)["all"]
     assert "Proxy" not in inv["vars"]["ansible_ssh_common_args"] and "/var/cache/k" not in text
-    assert inv["hosts"] == {"ee1-1": {"ansible_host": "10.89.74.11"}}
+    assert "/x/known_hosts" not in text  # the host-side path does not exist in the EE
+    assert inv["hosts"] == {"ee1-1": {"ansible_host": "10.89.74.11"}, "ee1-2": {"ansible_host": "10.89.74.12"}}
     assert inv["vars"]["ansible_user"] == "root" and inv["vars"]["mooring_lab"] == "ee1"
     assert inv["children"] == {"etcd": {"hosts": {"ee1-1": {}}}}
+
+
+def test_inventory_checks_host_keys_against_the_given_file(tmp_path):
+    text = eetool.ee_inventory(str(_lab(tmp_path)), "/runner/env/known_hosts")
+    args = yaml.safe_load(text)["all"]["vars"]["ansible_ssh_common_args"]
+    assert args == "-o StrictHostKeyChecking=yes -o UserKnownHostsFile=/runner/env/known_hosts"
+    assert "StrictHostKeyChecking=no" not in text and "/dev/null" not in text
+
+
+@pytest.mark.parametrize("path", ["", "known_hosts", "/dev/null", "/runner/env/known hosts", "/a'b"])
+def test_inventory_refuses_a_bad_known_hosts_path(tmp_path, path):
+    with pytest.raises(eetool.EEError, match="known_hosts path"):
+        eetool.ee_inventory(str(_lab(tmp_path)), path)
+
+
+def test_known_hosts_with_every_host_key(tmp_path):
+    kh = tmp_path / "known_hosts"
+    kh.write_text("# Written by tests/lab/lab.py for lab ee1\n10.89.74.11 %s\n10.89.74.12 %s\n" % (KEY, KEY))
+    eetool.check_known_hosts(str(_lab(tmp_path)), str(kh))
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "does not exist"),
+    ("", "holds no host key"),
+    ("# Written by tests/lab/lab.py for lab ee1\n\n", "holds no host key"),
+    ("10.89.74.11 %s\n" % KEY, r"no host key for ee1-2 \(10.89.74.12\)"),
+    ("10.89.74.111 %s\n10.89.74.12 %s\n" % (KEY, KEY), r"no host key for ee1-1 \(10.89.74.11\)"),
+])
+def test_known_hosts_refused(tmp_path, content, message):
+    kh = tmp_path / "known_hosts"
+    if content is not None:
+        kh.write_text(content)
+    with pytest.raises(eetool.EEError, match=message):
+        eetool.check_known_hosts(str(_lab(tmp_path)), str(kh))
+
+
+def test_known_hosts_cli_exits_non_zero(tmp_path, capsys):
+    assert eetool.main(["known-hosts", str(_lab(tmp_path)), str(tmp_path / "known_hosts")]) == 1
+    assert "does not exist" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("options, nets, rest", [
