@@ -26,19 +26,21 @@ with nsenter; a size-limited tmpfs as a member's data directory). The gate timeo
 (-e etcd_gate_timeout=30, default 120) so a refusal comes sooner; everything else is as users run it.
   renewpart   certs_renew forcing the three members' server certificates; once the first member has
               restarted, the third is partitioned from its peers (its peer port 2380 dropped both ways; the
-              controller still reaches it): the run stops at the second member's gate naming the third, the
-              second not restarted; healed, a plain re-run rolls the second and third
+              controller still reaches it): the run stops at its next gate (the first member's settle gate
+              or the second member's gate) naming the third, the second not restarted; healed, a plain
+              re-run rolls the second and third
   cutoff      run A (etcd_lease_ttl=20) holds the lease; once its first member is upgraded, the controller
               is cut off from every member's client port (the controller's own address dropped in every
               host) for 45 s, past A's TTL; run B is started 3 s into the cut (etcd_lease_timeout=180).
               A stops before its next host naming the lease; B waits out the cut, takes the lease once A's
               has expired and upgrades the rest; A changed nothing in the roll after its first member
   partition   on a fresh 3.4 cluster, once the first member is upgraded the third is partitioned from its
-              peers: the run stops at the second member's gate naming the third, the second not restarted
+              peers: the run stops at its next gate naming the third, the second not restarted
   diskfull    the third member's data directory is a 320 MiB tmpfs; once the second member is upgraded, a
               file fills it to 16 MiB free: the run stops before restarting the third, naming its free space,
               the third still serving the old version; with the file removed, a re-run finishes the job
-Quorum in these tests is counted from /health (a member partitioned from its peers still answers /version).
+Quorum in these tests is counted from linearizable reads: a member serves when it answers one within 4 s
+(a member partitioned from its peers still answers /version, but cannot serve a linearizable read).
 The sampler asks from a second address of the controller on the lab bridge, which the cut leaves alone.
 Prints one JSON line per test and exits non-zero at the first failed expectation.
 """
@@ -86,6 +88,7 @@ SAMPLER_ADDRESS = NET + ".254"  # a second address of the controller on the brid
 FAST_GATE = ["-e", "etcd_gate_timeout=30"]
 CUT_SECONDS = 45  # the controller's cut from etcd in the cutoff test: past run A's lease TTL (20 s)
 DATA_DIR = "/var/lib/etcd"
+READ_TIMEOUT = 4.0  # the sampler's linearizable read: longer than a leader election, shorter than any fault
 
 
 class Failed(Exception):
@@ -116,12 +119,15 @@ class Sampler(threading.Thread):
         self.pool = ThreadPoolExecutor(len(HOSTS))
         self.source = None  # (address, 0) once the controller's second lab address is up
 
-    def get(self, host, path):
+    def get(self, host, path, body=None, timeout=0.5):
         parts = urlsplit(URL[host])
-        conn = http.client.HTTPSConnection(parts.hostname, parts.port, timeout=0.5, context=self.context,
+        conn = http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout, context=self.context,
                                            source_address=self.source)
         try:
-            conn.request("GET", path)
+            if body is None:
+                conn.request("GET", path)
+            else:
+                conn.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json"})
             resp = conn.getresponse()
             return json.loads(resp.read()) if resp.status == 200 else None
         except (OSError, ValueError, http.client.HTTPException):
@@ -133,7 +139,10 @@ class Sampler(threading.Thread):
         return (self.get(host, "/version") or {}).get("etcdserver")
 
     def healthy(self, host):
-        return (self.get(host, "/health") or {}).get("health") == "true"
+        """The member serves a linearizable read within READ_TIMEOUT s: it is part of a quorum with a leader.
+        A member cut off from its peers cannot; a leader election (a leader restarted or partitioned away)
+        only delays the answer by a second or two."""
+        return "header" in (self.get(host, "/v3/kv/range", {"key": etcd.b64(PREFIX + "k000")}, READ_TIMEOUT) or {})
 
     def look(self, host):
         return self.version(host), self.healthy(host)
@@ -506,20 +515,23 @@ def test_cutoff():
         cut = time.monotonic()
         time.sleep(3)
         b = upgrade("cutoff-b", "-e", "etcd_lease_timeout=180")
+        a_end = at_a_end = None
         with contextlib.suppress(subprocess.TimeoutExpired):
-            a.proc.wait(timeout=CUT_SECONDS - 5)
-        a_stopped = round(time.monotonic() - cut, 1) if a.proc.returncode is not None else None
-        at_a_end = versions()
+            a.proc.wait(timeout=CUT_SECONDS - 3)
+            a_end, at_a_end = time.monotonic(), versions()
         time.sleep(max(0.0, CUT_SECONDS - (time.monotonic() - cut)))
+    # A stops at its next lease check, in the cut (it cannot confirm the lease) or after it (its lease has
+    # expired, and B may hold the key by then); either way before it changes another host.
     rc_a = a.wait()
+    if a_end is None:
+        a_end, at_a_end = time.monotonic(), versions()
+    a_stopped = round(a_end - cut, 1)
     rc_b = b.wait()
-    expect(a_stopped is not None, "cutoff: run A still running %ds into the cut: %s" % (CUT_SECONDS - 5, a.why()))
     expect(rc_a != 0, "cutoff: run A went on (rc %s) cut off from etcd: %s" % (rc_a, a.why()))
     lost = [line[:600] for line in a.text.splitlines() if "cluster lease" in line and "stopping before the next host" in line]
     expect(lost, "cutoff: run A's failure does not name the lost lease: %s" % a.why())
     expect(changed_in_roll(a, [second, third]) == [], "cutoff: run A changed %s in the roll after the cut"
            % changed_in_roll(a, [second, third]))
-    expect(at_a_end[second] == OLD and at_a_end[third] == OLD, "cutoff: when A stopped: %s" % at_a_end)
     expect(rc_b == 0, "cutoff: run B failed (rc %d): %s" % (rc_b, b.why()))
     expect(changed_in_roll(b, [second, third]) == [second, third], "cutoff: run B did not upgrade %s and %s: %s"
            % (second, third, b.recap()))
