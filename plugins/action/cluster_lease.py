@@ -31,6 +31,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd impor
     keeper_main,
     keeper_status_path,
     process_started,
+    prune_keeper_status,
     query_lease,
     read_keeper_status,
     release_lease,
@@ -90,6 +91,7 @@ class ActionModule(MooringAction):
                 out = acquire_lease(client, args["name"], holder, ttl=args["ttl"], timeout=args["timeout"],
                                     poll=args["poll"], prefix=args["prefix"], check_mode=check_mode)
                 if out["changed"] and not check_mode:
+                    prune_keeper_status(os.path.dirname(status_path))  # runs that ended a week ago or more
                     token = {k: out[k] for k in ("holder", "lease", "create_revision", "mod_revision")}
                     # Written before the keeper starts: a held check right after this task finds the token.
                     write_keeper_status(status_path, dict(token, state="keeping" if args["keep_alive"] else "no keeper",

@@ -15,9 +15,13 @@ with the version the lock names.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import lzma
 import os
 import re
+import tarfile
+import zlib
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import tarsafe
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
@@ -97,6 +101,27 @@ def _write_stream(source, dest, want_sha, mode):
             os.unlink(tmp)
 
 
+# What a truncated or corrupted archive raises while it is read: the tar layer, then each compression's.
+DAMAGED = (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError)
+
+
+def _extract_member(archives, path, f):
+    """Write member ``f["member"]`` of the release archive at ``path`` to ``f["dest"]`` (hash checked);
+    ``archives`` caches the open archives by path (closed by the caller)."""
+    tar = archives.get(path)
+    try:
+        if tar is None:  # every header measured before tarfile reads what it announces
+            tar = archives[path] = tarsafe.open_tar(path, "r:*")  # noqa: SIM115 - closed by apply
+        member = tar.getmember(f["member"])
+    except KeyError:
+        raise InstallError("%s: member %s is not in the archive" % (path, f["member"])) from None
+    except tarsafe.HeaderBoundError as exc:
+        raise InstallError("%s: %s; refusing the archive" % (path, exc)) from None
+    if not member.isfile():
+        raise InstallError("%s: member %s is not a regular file" % (path, f["member"]))
+    _write_stream(tar.extractfile(member), f["dest"], f["sha256"], f.get("mode") or "0755")
+
+
 def apply(todo):
     """Write what :func:`plan` found; returns the destinations written."""
     written = []
@@ -109,18 +134,11 @@ def apply(todo):
                 with open(entry["path"], "rb") as source:
                     _write_stream(source, f["dest"], f["sha256"], f.get("mode") or "0755")
             else:
-                tar = archives.get(entry["path"])
                 try:
-                    if tar is None:  # every header measured before tarfile reads what it announces
-                        tar = archives[entry["path"]] = tarsafe.open_tar(entry["path"], "r:*")  # noqa: SIM115 - closed below
-                    member = tar.getmember(f["member"])
-                except KeyError:
-                    raise InstallError("%s: member %s is not in the archive" % (entry["path"], f["member"])) from None
-                except tarsafe.HeaderBoundError as exc:
-                    raise InstallError("%s: %s; refusing the archive" % (entry["path"], exc)) from None
-                if not member.isfile():
-                    raise InstallError("%s: member %s is not a regular file" % (entry["path"], f["member"]))
-                _write_stream(tar.extractfile(member), f["dest"], f["sha256"], f.get("mode") or "0755")
+                    _extract_member(archives, entry["path"], f)
+                except DAMAGED as exc:
+                    raise InstallError("%s: the archive is damaged (%s: %s); refusing it. Build the bundle again from "
+                                       "the lock" % (entry["path"], type(exc).__name__, exc)) from None
             written.append(f["dest"])
     finally:
         for tar in archives.values():

@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import ssl
+import stat
 import time
 from urllib.parse import urlsplit
 
@@ -78,7 +79,7 @@ def gate_argument_spec():
 MIB = 1024 * 1024
 
 
-def restart_space_problem(name, data_dir, reserve_mib, statvfs=os.statvfs, stat=os.stat):
+def restart_space_problem(name, data_dir, reserve_mib, statvfs=os.statvfs, stat_path=os.stat):
     """Why member ``name`` must not be restarted for lack of space in ``data_dir``, or None.
 
     etcd writes its log in preallocated 64 MiB segments and its database grows in place: a member started
@@ -90,7 +91,7 @@ def restart_space_problem(name, data_dir, reserve_mib, statvfs=os.statvfs, stat=
     except FileNotFoundError:
         return None
     try:
-        db = stat(os.path.join(data_dir, "member", "snap", "db")).st_size
+        db = stat_path(os.path.join(data_dir, "member", "snap", "db")).st_size
     except FileNotFoundError:
         db = 0
     free = fs.f_bavail * fs.f_frsize
@@ -619,6 +620,26 @@ def keeper_status_path(name, holder, directory=None):
     directory = directory or os.path.join(os.path.expanduser("~"), ".ansible", "tmp", "mooring-leases")
     digest = hashlib.sha256(("%s\0%s" % (name, holder)).encode("utf-8")).hexdigest()[:32]
     return os.path.join(directory, "lease-%s.json" % digest)
+
+
+def prune_keeper_status(directory, days=7, now=time.time):
+    """Remove the keeper status files in ``directory`` untouched for ``days`` days: a keeper rewrites its
+    file every third of its TTL, so such a file is a run that ended long ago. Returns the paths removed."""
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return removed
+    for name in names:
+        path = os.path.join(directory, name)
+        if not (name.startswith("lease-") and name.endswith(".json")):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode) and now() - st.st_mtime > days * 86400:
+                os.unlink(path)
+                removed.append(path)
+    return removed
 
 
 def write_keeper_status(path, status):

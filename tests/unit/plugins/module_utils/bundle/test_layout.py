@@ -2,6 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """layout.artifact_version / boundary and host_install.select / file_state / plan, in isolation."""
 
+import hashlib
 import os
 import re
 
@@ -430,3 +431,30 @@ def test_install_refuses_a_release_archive_with_a_2gib_pax_header_from_the_heade
     assert re.match(r"%s: a pax extended header of 2147483648 bytes at offset 0 \(at most 1048576\); refusing the "
                     r"archive$" % re.escape(path), str(info.value)), str(info.value)
     assert not dest.exists() and not dest.parent.exists()
+
+
+@pytest.mark.parametrize("cut", ["header", "data"])
+def test_install_refuses_a_damaged_release_archive_in_one_line(tmp_path, cut):
+    """A release archive truncated or corrupted after the bundle was verified: one line naming the archive,
+    nothing written (not tarfile's own error escaping as an internal error)."""
+    import io  # pylint: disable=import-outside-toplevel
+    import tarfile  # pylint: disable=import-outside-toplevel
+
+    payload = os.urandom(256 * 1024)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        info = tarfile.TarInfo("bin/containerd")
+        info.size = len(payload)
+        tar.addfile(info, io.BytesIO(payload))
+    raw = buf.getvalue()
+    path = tmp_path / "containerd.tar.gz"
+    path.write_bytes(raw[:40] if cut == "header" else raw[: len(raw) // 2])
+    dest = tmp_path / "bin" / "containerd"
+    entry = {"name": "containerd", "arch": "amd64", "version": "1.0.0", "path": str(path), "check": [],
+             "files": [{"member": "bin/containerd", "dest": str(dest), "mode": "0755",
+                        "sha256": hashlib.sha256(payload).hexdigest(), "size": len(payload)}]}
+    with pytest.raises(hi.InstallError) as info:
+        hi.install({"id": "b1", "installs": [entry]}, ["containerd"], _run, arch="amd64", versions=False)
+    assert re.match(r"%s: the archive is damaged \((ReadError|EOFError|BadGzipFile|error): .*\); refusing it\. "
+                    r"Build the bundle again from the lock$" % re.escape(str(path)), str(info.value)), str(info.value)
+    assert not dest.exists()

@@ -490,3 +490,20 @@ def test_no_proc_no_lease():
                                              r"/proc/4242/stat .* a controller with /proc \(Linux\)"):
         etcd.require_watchable_run("cluster", 4242, None)
     etcd.require_watchable_run("cluster", 4242, 99)
+
+
+def test_keeper_status_files_of_runs_ended_a_week_ago_are_pruned(tmp_path):
+    """Each run leaves one small status file; taking a lease removes those untouched for 7 days (a live
+    keeper rewrites its file every third of its TTL), and nothing else in the directory."""
+    old = tmp_path / "lease-0123.json"
+    fresh = tmp_path / "lease-4567.json"
+    other = tmp_path / "notes.json"
+    for path in (old, fresh, other):
+        path.write_text("{}")
+    week = 7 * 86400
+    os.utime(old, (1000.0, 1000.0))
+    os.utime(other, (1000.0, 1000.0))
+    os.utime(fresh, (1000.0 + week, 1000.0 + week))
+    removed = etcd.prune_keeper_status(str(tmp_path), now=lambda: 1000.0 + week + 1)
+    assert removed == [str(old)] and not old.exists() and fresh.exists() and other.exists()
+    assert etcd.prune_keeper_status(str(tmp_path / "none")) == []
