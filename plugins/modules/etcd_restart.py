@@ -154,7 +154,7 @@ def main():
             reasons = ["restart requested"]
         space = restart_space_problem(name, p["data_dir"], p["min_free_mib"]) if reasons and p["data_dir"] else None
         if space:
-            module.fail_json(msg="%s (%s). Nothing was changed on it." % (space, "; ".join(reasons)), reasons=reasons)
+            module.fail_json(msg="%s (%s). It keeps running as it was." % (space, "; ".join(reasons)), reasons=reasons)
         if not reasons or module.check_mode:
             module.exit_json(changed=bool(reasons), reasons=reasons, versions={})
         base = gate_client(p)
