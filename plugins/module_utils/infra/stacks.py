@@ -745,10 +745,28 @@ def _load_installer(path):
         raise StackError("the stack's installer spec is invalid", ["%s: %s" % (path, p) for p in exc.problems]) from None
 
 
-def find_stacks(path):
+def _not_csctl_config(directory):
+    """Why ``directory``'s ``csctl.yaml`` is some other file of that name (an Ansible task file, say) and
+    not a csctl config, or None. Only a file that reads as YAML and is not a mapping with ``config`` is
+    another file; one that does not read stays the stack's error."""
+    path = os.path.join(directory, "csctl.yaml")
+    try:
+        doc = _load_yaml(path, "csctl.yaml")
+    except StackError:
+        return None
+    if isinstance(doc, dict) and isinstance(doc.get("config"), dict):
+        return None
+    return "%s: not a csctl config (no 'config' mapping: %s); not a stack, skipped" % (
+        shown(path), "a list" if isinstance(doc, list) else excerpt(doc) if not isinstance(doc, dict) else
+        "keys %s" % ", ".join(sorted(map(str, doc))[:5]))
+
+
+def find_stacks(path, notes=None):
     """``path`` itself when it is a stack, else every stack below it (not looking inside stacks).
 
-    A stack is a directory with ``installer.yaml``, ``csctl.yaml`` or ``metadata.yaml``.
+    A stack is a directory with ``installer.yaml``, ``csctl.yaml`` or ``metadata.yaml``. Scanning a tree,
+    a directory whose only marker is a ``csctl.yaml`` that is not a csctl config is not a stack: it is
+    skipped, and ``notes`` (a list) is told why.
     """
     path = os.path.abspath(path)
     if detect_layout(path):
@@ -758,7 +776,13 @@ def find_stacks(path):
     found = []
     for d, dirs, _files in os.walk(path):
         dirs[:] = sorted(x for x in dirs if not x.startswith("."))
-        if detect_layout(d):
+        layout = detect_layout(d)
+        other = _not_csctl_config(d) if layout == "csctl" else None
+        if other:
+            if notes is not None:
+                notes.append(other)
+            continue
+        if layout:
             found.append(d)
             dirs[:] = []
     if not found:

@@ -43,6 +43,9 @@ except ImportError as _exc:  # pragma: no cover - exercised only without jsonsch
 
 API_VERSION = "cluster.mooring.io/v1beta1"
 KURL_API_VERSIONS = ("cluster.kurl.sh/v1beta1", "kurl.sh/v1beta1")
+# kURL reads any apiVersion (only kurl.sh/v1beta1 changes how it reads the spec); its own test specs carry
+# cluster.kurl.sh/v1beta. Any version of kURL's two groups is read as kURL reads it, with a warning.
+KURL_API_GROUPS = ("cluster.kurl.sh/", "kurl.sh/")
 KIND = "Installer"
 CNI_ADDONS = ("calico", "cilium", "flannel")
 VERSION_PATTERN = r"^(latest|(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.x|v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?)$"
@@ -417,6 +420,10 @@ def _map_kurl(document):
     """
     spec = document.get("spec")
     mapped, unsupported, warnings, problems = {}, [], [], []
+    api_version = document.get("apiVersion")
+    if api_version is not None and api_version not in KURL_API_VERSIONS:
+        warnings.append("apiVersion: %s is read as kURL reads it (kURL does not check the version); "
+                        "write cluster.kurl.sh/v1beta1" % _render(api_version))
     for key in sorted(document, key=str):
         if key not in KURL_TOP_LEVEL:
             unsupported.append(str(key))
@@ -482,7 +489,8 @@ def _map_kurl(document):
 def _shape(document):
     """``(source kind, problems)`` for the document's apiVersion, kind and spec.
 
-    kURL's shapes are all accepted: ``cluster.kurl.sh/v1beta1`` or ``kurl.sh/v1beta1`` with
+    kURL's shapes are all accepted: ``cluster.kurl.sh/v1beta1`` or ``kurl.sh/v1beta1`` (any other version
+    of those groups too, as kURL reads it, with a warning from :func:`_map_kurl`) with
     ``kind: Installer`` or no kind, and a bare body with ``spec`` and neither apiVersion nor kind
     (what kURL's API receives).
     """
@@ -490,7 +498,7 @@ def _shape(document):
     problems = []
     if api_version is None and kind is None and "spec" in document:
         source = "kurl"
-    elif api_version in KURL_API_VERSIONS:
+    elif isinstance(api_version, str) and api_version.startswith(KURL_API_GROUPS):
         source = "kurl"
         if kind is not None and kind != KIND:
             problems.append("kind: %s must be 'Installer'" % _render(kind))
@@ -512,12 +520,26 @@ def _hash_document(source, document):
     return parsed if isinstance(parsed, dict) else document
 
 
+def _unset_empty_cidrs(document):
+    """The document with an empty ``podCIDR`` or ``serviceCIDR`` of ``spec.kubernetes`` left out: an empty
+    string is unset, as kURL takes it (the default applies). The hash still reads the document as given."""
+    spec = document.get("spec")
+    kube = spec.get("kubernetes") if isinstance(spec, dict) else None
+    if not isinstance(kube, dict) or not any(kube.get(f) == "" for f in ("podCIDR", "serviceCIDR")):
+        return document
+    out = copy.deepcopy(document)
+    for field in ("podCIDR", "serviceCIDR"):
+        if out["spec"]["kubernetes"].get(field) == "":
+            del out["spec"]["kubernetes"][field]
+    return out
+
+
 def _read(source):
     """``(document, source kind, checked document, unsupported, warnings, problems)`` before the schema."""
     document = load_document(source)
     source_kind, problems = _shape(document)
     if source_kind != "kurl" or problems:
-        return document, source_kind, document, [], [], problems
+        return document, source_kind, _unset_empty_cidrs(document), [], [], problems
     checked, unsupported, warnings, problems = _map_kurl(document)
     return document, source_kind, checked, unsupported, warnings, problems
 
@@ -566,8 +588,8 @@ def hash_installer(source):
         warnings = _map_kurl(document)[2]  # what the spec maps to does not change its hash
     if source_kind == "mooring":
         if document.get("kind") != KIND or document.get("apiVersion") != API_VERSION:
-            problems.append("not an Installer document: apiVersion must be one of %s and kind must be Installer"
-                            % ", ".join((API_VERSION,) + KURL_API_VERSIONS))
+            problems.append("not an Installer document: apiVersion must be one of %s (or another version of "
+                            "kURL's groups) and kind must be Installer" % ", ".join((API_VERSION,) + KURL_API_VERSIONS))
         elif not isinstance(document.get("spec"), dict):
             problems.append("spec: required (a mapping of add-ons)")
     if problems:

@@ -31,7 +31,11 @@ def _version(args):
 
     problems = []
     plans = []
-    for path in stacks.find_stacks(args.path):
+    notes = []
+    paths = stacks.find_stacks(args.path, notes)
+    for note in notes:
+        sys.stderr.write("note: %s\n" % note)
+    for path in paths:
         try:
             st = stacks.Stack(path)
             plan = stacks.plan_versions(st)
@@ -63,7 +67,10 @@ def _export(args):
 
     stacks.check_export_output(args.output)
     catalog = load_catalog(overlays=args.catalog_overlay or ())
-    paths = stacks.find_stacks(args.path)
+    notes = []
+    paths = stacks.find_stacks(args.path, notes)
+    for note in notes:
+        sys.stderr.write("note: %s\n" % note)
     problems, prepared, names = [], [], {}
     for path in paths:  # every check that needs no helm, for every stack, before helm runs
         try:

@@ -322,3 +322,22 @@ def test_dev_version_equals_csctl_on_a_placeholder_tree(copy_stack):
     readme.write_text(readme.read_text().replace("openstack-scs-1-32-v3", "openstack-scs-1-32-<< .ClusterClassVersion >>"))
     raw = [(p.relative_to(d).as_posix(), p.read_bytes()) for p in d.rglob("*") if p.is_file()]
     assert s.Stack(str(d)).dev_version() == "v0-sha." + go_dirhash_cleaned(raw)
+
+
+def test_a_csctl_yaml_that_is_no_csctl_config_is_skipped_with_a_note(copy_stack, tmp_path, capsys):
+    """At the root of a cluster-stacks checkout, an Ansible task file named csctl.yaml (a list) is not a
+    stack: the scan names it once and checks the real stacks; a broken csctl config stays an error."""
+    d = copy_stack("csctl")
+    tasks = tmp_path / "playbooks" / "tasks"
+    tasks.mkdir(parents=True)
+    (tasks / "csctl.yaml").write_text("- name: Build the stack with csctl\n  ansible.builtin.command: csctl create .\n")
+    notes = []
+    assert s.find_stacks(str(tmp_path), notes) == [str(d)]
+    assert notes == ["%s: not a csctl config (no 'config' mapping: a list); not a stack, skipped"
+                     % s.shown(str(tasks / "csctl.yaml"))]
+    assert run(tmp_path, "--check") == 0
+    assert "playbooks/tasks/csctl.yaml: not a csctl config" in capsys.readouterr().err
+    (tasks / "csctl.yaml").write_text("config: [unclosed\n")
+    assert s.find_stacks(str(tmp_path)) == sorted([str(d), str(tasks)])
+    with pytest.raises(s.StackError):
+        s.Stack(str(tasks))

@@ -300,3 +300,33 @@ def test_ha_endpoint_refused_naming_the_field(fields, expected):
 def test_a_host_name_endpoint_is_fine_without_ha_endpoint():
     installer = parse_installer(textwrap.dedent(HA % "controlPlaneEndpoint: 'api.example:6443'"))
     assert "haEndpoint" not in installer.options("kubernetes")
+
+
+@pytest.mark.parametrize("api_version", ["cluster.kurl.sh/v1beta", "kurl.sh/v1beta2", "cluster.kurl.sh/v1"])
+def test_other_versions_of_kurls_groups_are_read_as_kurl_reads_them(api_version):
+    """kURL does not check the apiVersion (its own test specs say cluster.kurl.sh/v1beta): such a spec is
+    read, hashed as kURL hashes it (as cluster.kurl.sh/v1beta1: only kurl.sh/v1beta1 reads differently) and
+    named in a warning that says which apiVersion to write."""
+    body = "kind: Installer\nmetadata: {name: x}\nspec:\n  kubernetes: {version: 1.15.3}\n"
+    installer = parse_installer("apiVersion: %s\n%s" % (api_version, body) + "  flannel: {version: latest}\n")
+    assert installer.source == "kurl"
+    assert installer.warnings[0] == ("apiVersion: '%s' is read as kURL reads it (kURL does not check the version); "
+                                     "write cluster.kurl.sh/v1beta1" % api_version)
+    short, _digest, warnings = hash_installer("apiVersion: %s\n%s" % (api_version, body))
+    assert short == "3138d30" and warnings[0].startswith("apiVersion: '%s' is read as kURL" % api_version)
+    with pytest.raises(SpecError, match="not an Installer document"):
+        hash_installer("apiVersion: cluster.kurl.io/v1beta1\n" + body)
+
+
+def test_an_empty_pod_or_service_cidr_is_unset():
+    """kURL takes an empty string as unset: the default applies (the hash still reads the text as given)."""
+    text = ("apiVersion: cluster.mooring.io/v1beta1\nkind: Installer\nmetadata: {name: x}\n"
+            "spec:\n  kubernetes: {version: latest, podCIDR: '', serviceCIDR: ''}\n  calico: {version: latest}\n")
+    installer = parse_installer(text)
+    assert installer.addons["kubernetes"]["podCIDR"] == "10.32.0.0/16"
+    assert installer.addons["kubernetes"]["serviceCIDR"] == "10.96.0.0/16"
+    assert installer.hash == hash_installer(text)[0]
+    assert installer.hash != parse_installer(text.replace("podCIDR: '', serviceCIDR: ''", "")).hash
+    kurl = parse_installer("apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\nspec:\n"
+                           "  kubernetes: {version: latest, serviceCIDR: ''}\n  flannel: {version: latest, podCIDR: ''}\n")
+    assert kurl.addons["kubernetes"]["podCIDR"] == "10.32.0.0/16" and kurl.warnings == []
