@@ -1,0 +1,183 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""troubleshoot.sh HostPreflight documents and their analyzers, over results shaped as troubleshoot's host
+collectors write them (paths and JSON as upstream)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostpreflight as hp
+
+DOC = yaml.safe_load("""
+apiVersion: troubleshoot.sh/v1beta2
+kind: HostPreflight
+metadata: {name: ours}
+spec:
+  collectors:
+    - cpu: {}
+    - memory: {}
+    - diskUsage: {collectorName: ephemeral, path: /var/lib/kubelet}
+    - tcpPortStatus: {collectorName: kubelet, port: 10250}
+    - blockDevices: {}
+    - time: {exclude: "true"}
+  analyzers:
+    - cpu:
+        checkName: At least 2 CPUs
+        outcomes:
+          - fail: {when: "count < 2", message: needs 2}
+          - pass: {message: enough}
+    - memory:
+        outcomes:
+          - fail: {when: "< 4G", message: too little}
+          - warn: {when: "< 8Gi", message: little}
+          - pass: {message: plenty}
+    - diskUsage:
+        collectorName: ephemeral
+        outcomes:
+          - fail: {when: "used/total > 80%", message: full}
+          - warn: {when: "available < 30Gi", message: small}
+          - pass: {message: ok}
+    - tcpPortStatus:
+        collectorName: kubelet
+        outcomes:
+          - fail: {when: address-in-use, message: in use}
+          - pass: {when: connected, message: free}
+    - blockDevices:
+        outcomes: [{pass: {}}]
+""")
+COLLECTED = {
+    "host-collectors/system/cpu.json": {"logicalCount": 2, "physicalCount": 1, "machineArch": "x86_64",
+                                        "flags": ["fpu", "cx8", "cmov", "mmx", "fxsr", "sse", "sse2", "syscall",
+                                                  "cx16", "lahf_lm", "popcnt", "ssse3", "sse4_1", "sse4_2"]},
+    "host-collectors/system/memory.json": {"total": 6 * 2 ** 30},
+    "host-collectors/diskUsage/ephemeral.json": {"total_bytes": 100 * 2 ** 30, "used_bytes": 85 * 2 ** 30},
+    "host-collectors/tcpPortStatus/kubelet.json": {"status": "address-in-use", "message": "bind: address already in use"},
+}
+
+
+def test_a_document_runs_what_mooring_supports_and_names_the_rest_once():
+    plan = hp.load(DOC)
+    assert [k for k, _s in plan["collectors"]] == ["cpu", "memory", "diskUsage", "tcpPortStatus"]  # time excluded
+    assert [k for k, _s in plan["analyzers"]] == ["cpu", "memory", "diskUsage", "tcpPortStatus"]
+    assert plan["warnings"] == ["preflight_spec: collector blockDevices is not supported by mooring.cluster; not run",
+                                "preflight_spec: analyzer blockDevices is not supported by mooring.cluster; not run"]
+    assert hp.result_path("diskUsage", {"collectorName": "ephemeral"}) == "host-collectors/diskUsage/ephemeral.json"
+    assert hp.result_path("cpu", {"collectorName": "x"}) == "host-collectors/system/cpu.json"
+
+
+def test_each_check_gets_troubleshoots_outcome():
+    results = hp.analyze_all(hp.load(DOC), COLLECTED)
+    assert [(r["check"], r["outcome"], r["message"]) for r in results] == [
+        ("At least 2 CPUs", "pass", "enough"),
+        ("Amount of Memory", "warn", "little"),          # 6 GiB: not < 4G (10^9), but < 8Gi
+        ("Disk Usage", "fail", "full"),                  # 85 % used
+        ("TCP Port Status", "fail", "in use"),
+    ]
+
+
+@pytest.mark.parametrize("doc, problem", [
+    ({"apiVersion": "troubleshoot.sh/v1beta1", "kind": "HostPreflight", "spec": {}}, "expected apiVersion troubleshoot.sh/v1beta2"),
+    ({"apiVersion": hp.API_VERSION, "kind": hp.KIND, "spec": {"collectors": [{"cpu": {}, "memory": {}}]}},
+     "spec.collectors[0]: must be a mapping with exactly one key"),
+    ({"apiVersion": hp.API_VERSION, "kind": hp.KIND, "spec": {"analyzers": [{"cpu": {"outcomes": []}}]}},
+     "spec.analyzers[0].cpu.outcomes: a non-empty list"),
+    ({"apiVersion": hp.API_VERSION, "kind": hp.KIND, "spec": {"analyzers": [{"cpu": {"outcomes": [{"maybe": {}}]}}]}},
+     "item 0 must be one of fail, warn, pass"),
+    ("text", "document 2: not a mapping"),
+])
+def test_a_malformed_document_is_one_clear_error(doc, problem):
+    with pytest.raises(hp.HostPreflightError) as err:
+        hp.load([DOC, doc])
+    assert len(err.value.problems) == 1 and problem in err.value.problems[0]
+    assert err.value.problems[0].startswith("preflight_spec: document 2")
+
+
+@pytest.mark.parametrize("text, value", [("4G", 4 * 10 ** 9), ("4Gi", 4 * 2 ** 30), ("1e9", 10 ** 9), ("512", 512),
+                                         ("1.5Ki", 1536)])
+def test_quantities_are_kubernetes_quantities(text, value):
+    assert hp.quantity(text) == value
+
+
+def analyzer(kind, when, collected, **spec):
+    outcomes = [{"fail": {"when": when, "message": "hit"}}]
+    return hp.analyze(kind, dict(spec, outcomes=outcomes), collected)
+
+
+@pytest.mark.parametrize("when, hit", [
+    ("count < 3", True), ("< 2", False), ("logical >= 2", True), ("physical == 1", True),
+    ("supports x86-64-v2", True), ("supports x86-64-v3", False), ("hasFlags sse4_2,popcnt", True),
+    ("hasFlags avx2", False), ("machineArch == x86_64", True), ("machineArch != aarch64", True),
+])
+def test_cpu_conditions(when, hit):
+    assert (analyzer("cpu", when, COLLECTED) is not None) == hit
+
+
+@pytest.mark.parametrize("kind, when, data, hit", [
+    ("diskUsage", "available < 16Gi", {"total_bytes": 100 * 2 ** 30, "used_bytes": 85 * 2 ** 30}, True),
+    ("diskUsage", "available/total < 0.1", {"total_bytes": 100, "used_bytes": 85}, False),
+    ("time", "ntp == unsynchronized+inactive", {"timezone": "UTC", "ntp_synchronized": False, "ntp_active": False}, True),
+    ("time", "timezone != UTC", {"timezone": "UTC"}, False),
+    ("http", "error", {"error": {"message": "connection refused"}}, True),
+    ("http", "statusCode == 200", {"response": {"status": 200, "body": "ok"}}, True),
+    ("http", "statusCode == 200", {"response": {"status": 503}}, False),
+    ("hostOS", "ubuntu >= 20.04 && < 23", {"platform": "ubuntu", "platformFamily": "debian", "platformVersion": "22.04"}, True),
+    ("hostOS", "debian < 12 || >= 13", {"platform": "debian", "platformFamily": "debian", "platformVersion": "12"}, False),
+    ("hostOS", "centos >= 7", {"platform": "debian", "platformFamily": "debian", "platformVersion": "12"}, False),
+    ("kernelModules", "br_netfilter,overlay = loaded,loadable", {"br_netfilter": {"status": "loadable"},
+                                                                 "overlay": {"status": "loaded"}}, True),
+    ("kernelModules", "ip_vs != loaded", {"br_netfilter": {"status": "loaded"}}, True),
+    ("sysctl", "net.ipv4.ip_forward = 0", {"net.ipv4.ip_forward": "0"}, True),
+    ("sysctl", "fs.inotify.max_user_instances < 1024", {"fs.inotify.max_user_instances": "128"}, True),
+    ("ipv4Interfaces", "count == 0", [], True),
+    ("hostServices", "ufw = active", [{"Unit": "ufw.service", "Load": "loaded", "Active": "active", "Sub": "exited"}], True),
+    ("hostServices", "firewalld != inactive,dead", [{"Unit": "firewalld.service", "Active": "inactive", "Sub": "dead"}], False),
+    ("subnetAvailable", "no-subnet-available", {"status": "no-subnet-available"}, True),
+    ("certificate", "key-pair-mismatch", "key-pair-mismatch\n", True),
+])
+def test_conditions_of_each_analyzer(kind, when, data, hit):
+    path = hp.result_path(hp.ANALYZERS[kind][0], {})
+    assert (analyzer(kind, when, {path: data}) is not None) == hit
+
+
+def test_filesystem_performance_reads_fios_fdatasync_percentiles():
+    fio = {"jobs": [{"jobname": "fsperf", "sync": {"lat_ns": {"min": 100000, "max": 40000000, "mean": 2000000,
+                                                               "percentile": {"99.000000": 12000000}}}}]}
+    path = "host-collectors/filesystemPerformance/filesystemPerformance.json"
+    assert analyzer("filesystemPerformance", "p99 > 10ms", {path: fio})["outcome"] == "fail"
+    assert analyzer("filesystemPerformance", "average > 10ms", {path: fio}) is None
+    missing = hp.analyze("filesystemPerformance", {"outcomes": [{"warn": {"when": "fileNotCollected", "message": "no fio"}},
+                                                                {"pass": {}}]}, {})
+    assert missing["outcome"] == "warn" and missing["message"] == "no fio"
+
+
+def test_a_when_that_does_not_parse_fails_the_check_and_a_missing_result_too():
+    bad = analyzer("memory", "!= 4G", COLLECTED)
+    assert bad["outcome"] == "fail" and bad["message"] == "Analyzer Failed: unsupported operator '!='"
+    gone = analyzer("memory", "< 4G", {})
+    assert gone["message"] == "Analyzer Failed: the memory collector's result was not collected"
+
+
+def test_text_analyze_over_a_run_collectors_output():
+    collected = {"host-collectors/run-host/ping.txt": "3 packets transmitted, 3 received, 0% packet loss\n"}
+    regex = {"collectorName": "host-collectors/run-host", "fileName": "ping.txt", "regex": "100% packet loss",
+             "outcomes": [{"fail": {"when": "true", "message": "lost"}}, {"pass": {"when": "false", "message": "fine"}}]}
+    assert hp.analyze("textAnalyze", regex, collected)["message"] == "fine"
+    groups = {"fileName": "host-collectors/run-host/ping.txt", "regexGroups": r"(?P<Loss>\d+)% packet loss",
+              "outcomes": [{"fail": {"when": "Loss > 5", "message": "lossy"}}, {"pass": {"message": "ok"}}]}
+    assert hp.analyze("textAnalyze", groups, collected)["message"] == "ok"
+    none = dict(regex, fileName="other.txt")
+    assert hp.analyze("textAnalyze", none, collected) == {"check": "Regular Expression", "outcome": "warn",
+                                                          "message": "No matching files", "uri": ""}
+    assert hp.analyze("textAnalyze", dict(none, ignoreIfNoFiles=True), collected) is None
+
+
+def test_json_compare_over_the_cgroups_collector():
+    collected = {"host-collectors/system/cgroups.json": {"cgroup-enabled": True, "cgroup-v2": {"enabled": True},
+                                                         "allControllers": ["memory", "cpu"]}}
+    spec = {"fileName": "host-collectors/system/cgroups.json", "path": "cgroup-v2.enabled", "value": "true",
+            "outcomes": [{"fail": {"when": "false", "message": "v1"}}, {"pass": {"when": "true", "message": "v2"}}]}
+    assert hp.analyze("jsonCompare", spec, collected)["message"] == "v2"
+    order = dict(spec, path="allControllers", value='["cpu", "memory"]')
+    assert hp.analyze("jsonCompare", order, collected)["message"] == "v2"  # lists compare in any order
