@@ -35,9 +35,12 @@ attributes:
     description: Nothing is changed, so there is nothing to diff.
 options:
   scope:
-    description: V(host) gathers and judges this host, V(inventory) judges all hosts' results.
+    description:
+      - V(host) gathers and judges this host, V(inventory) judges all hosts' results, V(spec) reads and checks
+        O(host_preflight) and O(host_preflight_file) on the controller (a malformed document fails here, before
+        any host is touched).
     type: str
-    choices: [host, inventory]
+    choices: [host, inventory, spec]
     default: host
   roles:
     description: The host's roles (O(scope=host)); a host with none is judged as a worker.
@@ -114,6 +117,20 @@ options:
         name; an unreachable or failed host's result is reported as such.
     type: dict
     default: {}
+  host_preflight:
+    description:
+      - troubleshoot.sh C(HostPreflight) documents (C(apiVersion troubleshoot.sh/v1beta2)), as kURL and Embedded
+        Cluster users write them. With O(scope=spec), read and checked on the controller (with O(host_preflight_file));
+        with O(scope=host), their collectors run on the host and their analyzers judge what was collected, each
+        check reported as C(pass), C(warn) or C(fail) beside the built-in checks. Collector and analyzer types
+        mooring does not run are named once as warnings.
+    type: list
+    elements: raw
+  host_preflight_file:
+    description:
+      - O(scope=spec) only. A YAML file on the controller with one or more C(HostPreflight) documents (read with a
+        size bound), added to O(host_preflight).
+    type: path
 notes:
   - Decisions live in C(plugins/module_utils/cluster/preflight.py); see docs/preflight.md.
 """
@@ -186,6 +203,11 @@ failure_lines:
   returned: scope=inventory
   type: list
   elements: str
+warning_lines:
+  description: Every check that warned as one line, C(HOST CHECK - MESSAGE) (host, check name, colon, message).
+  returned: scope=inventory
+  type: list
+  elements: str
 summary:
   description: One line, how many hosts, failures and warnings.
   returned: scope=inventory
@@ -195,26 +217,55 @@ passed:
   description: True when no check failed (warnings and what the install configures allowed).
   returned: scope=inventory
   type: bool
+unsupported:
+  description: One line for each collector or analyzer type of the documents that mooring does not run (also warned).
+  returned: scope=spec
+  type: list
+  elements: str
+documents:
+  description: The HostPreflight documents read (from O(host_preflight_file) and O(host_preflight)), for the host scope.
+  returned: scope=spec
+  type: list
+  elements: dict
+collectors:
+  description: The collector types the documents run, in order (excluded and unsupported ones left out).
+  returned: scope=spec
+  type: list
+  elements: str
+analyzers:
+  description: The analyzer types the documents run, in order.
+  returned: scope=spec
+  type: list
+  elements: str
+host_preflight:
+  description:
+    - What the HostPreflight documents gave on this host - C(results) (C({check, outcome, message, uri}) per
+      analyzer that produced an outcome), C(errors) (collectors that failed) and C(collected) (each result by
+      troubleshoot's path).
+  returned: scope=host and O(host_preflight) given
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostcollect, hostpreflight
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import (
     DEFAULT_INSTALL_CONFIGURES,
     INSTALL_CONFIGURABLE,
-    PreflightError,
     gather,
     host_roles,
     judge_host,
     run_inventory,
     settings,
 )
+from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 
 def main():
     module = AnsibleModule(
         argument_spec={
-            "scope": {"type": "str", "choices": ["host", "inventory"], "default": "host"},
+            "scope": {"type": "str", "choices": ["host", "inventory", "spec"], "default": "host"},
             "roles": {"type": "list", "elements": "str", "choices": ["control_plane", "etcd", "workers"],
                       "default": []},
             "thresholds": {"type": "dict", "default": {}},
@@ -229,11 +280,22 @@ def main():
             "peer_port": {"type": "int", "default": 22},
             "ignore": {"type": "list", "elements": "str", "default": []},
             "hosts": {"type": "dict", "default": {}},
+            "host_preflight": {"type": "list", "elements": "raw"},
+            "host_preflight_file": {"type": "path"},
         },
         supports_check_mode=True,
     )
     p = module.params
     try:
+        if p["scope"] == "spec":
+            documents = list(p["host_preflight"] or [])
+            if p["host_preflight_file"]:
+                documents += [d for d in yamlio.load_file(p["host_preflight_file"], multi=True) if d is not None]
+            plan = hostpreflight.load(documents, source=p["host_preflight_file"] or "host_preflight")
+            for warning in plan["warnings"]:
+                module.warn(warning)
+            module.exit_json(changed=False, documents=documents, unsupported=plan["warnings"],
+                             collectors=[k for k, _s in plan["collectors"]], analyzers=[k for k, _s in plan["analyzers"]])
         cfg = settings(p["thresholds"], p["disks"], p["ports"], p["distributions"], p["kernel_features"],
                        p["ignore"], p["install_configures"])
         if p["scope"] == "inventory":
@@ -244,14 +306,23 @@ def main():
                 warnings_found=[{"host": h, "check": c, "message": m} for h, c, m in summary["warnings"]],
                 configured_by_install=[{"host": h, "check": c, "message": m} for h, c, m in summary["install"]],
                 failure_lines=["%s %s: %s" % f for f in summary["failed"]],
+                warning_lines=["%s %s: %s" % w for w in summary["warnings"]],
                 summary=text.splitlines()[-1], passed=not summary["failed"])
         roles = host_roles(p["roles"])
         disk_paths = [d["path"] for d in cfg["disks"] if set(d["roles"]) & set(roles)]
         facts = gather(run=module.run_command, disk_paths=disk_paths, peers=p["peers"],
                        peer_port=p["peer_port"])
-    except PreflightError as exc:
-        module.fail_json(msg=str(exc))
-    module.exit_json(changed=False, facts=facts, roles=roles, checks=judge_host(facts, roles, cfg))
+        checks = judge_host(facts, roles, cfg)
+        extra = {}
+        if p["host_preflight"]:
+            plan = hostpreflight.load(p["host_preflight"])
+            got = hostcollect.collect(plan["collectors"], run=module.run_command)
+            results = hostpreflight.analyze_all(plan, got["collected"])
+            checks += [{"check": r["check"], "status": r["outcome"], "message": r["message"]} for r in results]
+            extra["host_preflight"] = {"results": results, "errors": got["errors"], "collected": got["collected"]}
+    except MooringError as exc:
+        module.fail_json(msg=str(exc), problems=list(getattr(exc, "problems", None) or []))
+    module.exit_json(changed=False, facts=facts, roles=roles, checks=checks, **extra)
 
 
 if __name__ == "__main__":

@@ -60,3 +60,43 @@ def test_bad_settings_fail_naming_the_field(tmp_path):
     out = run_module(tmp_path, {"thresholds": {"masters": {"cpus": 2}}})
     assert out["failed"] is True
     assert "thresholds: unknown role 'masters'" in out["msg"]
+
+
+HOST_PREFLIGHT = {
+    "apiVersion": "troubleshoot.sh/v1beta2", "kind": "HostPreflight", "metadata": {"name": "ours"},
+    "spec": {
+        "collectors": [{"cpu": {}}, {"memory": {}}, {"blockDevices": {}}],
+        "analyzers": [
+            {"cpu": {"checkName": "A CPU at least", "outcomes": [{"fail": {"when": "count < 1", "message": "none"}},
+                                                                  {"pass": {"message": "some"}}]}},
+            {"memory": {"outcomes": [{"fail": {"when": "> 1Ei", "message": "impossible"}},
+                                     {"warn": {"when": "< 1Ei", "message": "less than an exbibyte"}}]}},
+        ]}}
+
+
+def test_spec_scope_reads_a_file_and_names_what_mooring_does_not_run(tmp_path):
+    import yaml  # pylint: disable=import-outside-toplevel
+    spec = tmp_path / "preflight.yaml"
+    spec.write_text(yaml.safe_dump_all([HOST_PREFLIGHT]))
+    out = run_module(tmp_path, {"scope": "spec", "host_preflight_file": str(spec)})
+    assert out.get("failed") is not True, out
+    assert out["collectors"] == ["cpu", "memory"] and out["analyzers"] == ["cpu", "memory"]
+    assert out["documents"] == [HOST_PREFLIGHT]
+    assert out["unsupported"] == ["%s: collector blockDevices is not supported by mooring.cluster; not run" % spec]
+    bad = dict(HOST_PREFLIGHT, kind="Preflight")
+    out = run_module(tmp_path, {"scope": "spec", "host_preflight": [HOST_PREFLIGHT, bad]})
+    assert out["failed"] is True and out["problems"] == [
+        "host_preflight: document 2: apiVersion 'troubleshoot.sh/v1beta2' kind 'Preflight'; expected apiVersion "
+        "troubleshoot.sh/v1beta2, kind HostPreflight"]
+
+
+def test_host_scope_runs_the_documents_beside_the_built_in_checks(tmp_path):
+    out = run_module(tmp_path, {"roles": ["workers"], "host_preflight": [HOST_PREFLIGHT]})
+    assert out.get("failed") is not True, out
+    got = {r["check"]: (r["status"], r["message"]) for r in out["checks"]}
+    assert got["A CPU at least"] == ("pass", "some")
+    assert got["Amount of Memory"] == ("warn", "less than an exbibyte")
+    assert "cpu" in got and "memory" in got  # the built-in checks are still there
+    collected = out["host_preflight"]["collected"]
+    assert collected["host-collectors/system/cpu.json"]["logicalCount"] >= 1
+    assert collected["host-collectors/system/memory.json"]["total"] > 0
