@@ -25,7 +25,7 @@ Then faults beyond a kill (netfilter rules inside a lab host's network namespace
 with nsenter; a size-limited tmpfs as a member's data directory). The gate timeout is 30 s in these runs
 (-e etcd_gate_timeout=30, default 120) so a refusal comes sooner; everything else is as users run it.
   renewpart   certs_renew forcing the three members' server certificates; once the first member has
-              restarted, the third is partitioned from its peers (its peer port 2380 dropped both ways; the
+              restarted and settled (8 s), the third is partitioned from its peers (its peer port 2380 dropped both ways; the
               controller still reaches it): the run stops at its next gate (the first member's settle gate
               or the second member's gate) naming the third, the second not restarted; healed, a plain
               re-run rolls the second and third
@@ -34,7 +34,7 @@ with nsenter; a size-limited tmpfs as a member's data directory). The gate timeo
               host) for 45 s, past A's TTL; run B is started 3 s into the cut (etcd_lease_timeout=180).
               A stops before its next host naming the lease; B waits out the cut, takes the lease once A's
               has expired and upgrades the rest; A changed nothing in the roll after its first member
-  partition   on a fresh 3.4 cluster, once the first member is upgraded the third is partitioned from its
+  partition   on a fresh 3.4 cluster, once the first member is upgraded and settled (8 s) the third is partitioned from its
               peers: the run stops at its next gate naming the third, the second not restarted
   diskfull    the third member's data directory is a 320 MiB tmpfs; once the second member is upgraded, a
               file fills it to 16 MiB free: the run stops before restarting the third, naming its free space,
@@ -354,6 +354,23 @@ def sampler_address():
         subprocess.run(["ip", "addr", "del", SAMPLER_ADDRESS + "/32", "dev", bridge], check=False, timeout=30)
 
 
+SETTLE_SECONDS = 8  # a restarted member up this long has caught up; the roll's next restart is >= 15 s after it
+
+
+def settle(run):
+    """Wait until the member the run just restarted has settled, so that the partition is the only fault.
+    Partitioning a member while another is still starting is two faults at once: if the partitioned one
+    leads, the other two may need several seconds to elect a leader (a real gap no roll can prevent).
+    The roll's own gates keep its next restart at least 15 s after the last one (settle window, then the
+    next member's gate), so the partition still comes mid-roll, before the second member restarts."""
+    end = time.monotonic() + SETTLE_SECONDS
+    while time.monotonic() < end:
+        if run.proc.poll() is not None:
+            run.wait()
+            raise Failed("the run ended (rc %s) before the partition: %s" % (run.proc.returncode, run.why()))
+        time.sleep(0.2)
+
+
 def failures(run, host):
     """The run's fatal lines that name ``host``."""
     return [line[:600] for line in run.text.splitlines() if re.match(r"(fatal|failed|ERROR)", line) and host in line]
@@ -477,6 +494,7 @@ def test_renew_partition():
     force = json.dumps({"force": ["etcd/members/%s/server" % h for h in HOSTS]})
     run = Run("renewpart", ["mooring.cluster.certs_renew", "-e", force] + FAST_GATE)
     wait_for("%s restarted with its new certificate" % first, lambda: starts()[first] not in (None, before[first]), 300, run)
+    settle(run)
     with dropped([third], PARTITION):
         cut = time.monotonic()
         wait_for("%s to report itself unhealthy" % third, lambda: SAMPLER.latest_health().get(third) is False, 30, run)
@@ -550,6 +568,7 @@ def test_partition():
     before = starts()
     run = upgrade("partition", *FAST_GATE)
     wait_for("%s to serve %s" % (first, NEW), lambda: SAMPLER.latest().get(first) == NEW, 300, run)
+    settle(run)
     with dropped([third], PARTITION):
         cut = time.monotonic()
         wait_for("%s to report itself unhealthy" % third, lambda: SAMPLER.latest_health().get(third) is False, 30, run)
