@@ -258,7 +258,6 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight 
     run_inventory,
     settings,
 )
-from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 
@@ -290,6 +289,9 @@ def main():
         if p["scope"] == "spec":
             documents = list(p["host_preflight"] or [])
             if p["host_preflight_file"]:
+                # On the controller only (scope spec): the host scope never loads YAML code.
+                from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio  # pylint: disable=import-outside-toplevel
+
                 documents += [d for d in yamlio.load_file(p["host_preflight_file"], multi=True) if d is not None]
             plan = hostpreflight.load(documents, source=p["host_preflight_file"] or "host_preflight")
             for warning in plan["warnings"]:
@@ -316,7 +318,7 @@ def main():
         extra = {}
         if p["host_preflight"]:
             plan = hostpreflight.load(p["host_preflight"])
-            got = hostcollect.collect(plan["collectors"], run=module.run_command)
+            got = hostcollect.collect(plan["collectors"])  # its own bounded runner: timeouts, capped output
             results = hostpreflight.analyze_all(plan, got["collected"])
             checks += [{"check": r["check"], "status": r["outcome"], "message": r["message"]} for r in results]
             extra["host_preflight"] = {"results": results, "errors": got["errors"], "collected": got["collected"]}
