@@ -672,6 +672,13 @@ def render_report(results_by_host):
     if s["install"]:
         legend.append("%s=the install configures it" % CELL["install"])
     lines.append("(%s)" % ", ".join(legend))
+    # Checks of HostPreflight documents (troubleshoot.sh): each by name, per host, with its outcome.
+    extra = {h: [(c, v) for c, v in st.items() if c not in CHECKS] for h, st in s["status"].items()}
+    if any(extra.values()):
+        lines.append("")
+        lines.append("Host preflights (troubleshoot.sh documents):")
+        for h, items in extra.items():
+            lines.extend("  %s %s: %s" % (h.ljust(width), CELL.get(v, v), c) for c, v in items)
     if s["failed"]:
         lines.append("")
         lines.append("FAIL (must fix):")

@@ -506,3 +506,21 @@ def test_report_lists_every_failure_and_one_row_per_host(results_by_host):
         for c, s in checks.items():
             worst = max((r["status"] for r in results_by_host[h] if r["check"] == c), key=pf.RANK.get)
             assert s == worst
+
+
+def test_report_lists_host_preflight_checks_per_host_by_name():
+    """Checks of troubleshoot.sh documents are not table columns: each is listed per host with its outcome,
+    and a fail among them fails the inventory like a built-in check."""
+    results = {"h1": [{"check": "cpu", "status": "pass", "message": ""},
+                      {"check": "Kubelet port free", "status": "fail", "message": "10250 is in use"},
+                      {"check": "Amount of Memory", "status": "warn", "message": "little"}],
+               "h2": [{"check": "cpu", "status": "pass", "message": ""},
+                      {"check": "Kubelet port free", "status": "pass", "message": "free"}]}
+    text, summary = pf.render_report(results)
+    lines = text.splitlines()
+    start = lines.index("Host preflights (troubleshoot.sh documents):")
+    assert [line.split() for line in lines[start + 1:start + 4]] == [
+        ["h1", "FAIL:", "Kubelet", "port", "free"], ["h1", "WARN:", "Amount", "of", "Memory"], ["h2", "ok:", "Kubelet", "port", "free"]]
+    assert "Kubelet port free" not in lines[0]
+    assert summary["failed"] == [("h1", "Kubelet port free", "10250 is in use")]
+    assert "  h1 Kubelet port free: 10250 is in use" in lines
