@@ -121,6 +121,15 @@ ha_endpoint:
   returned: always
   type: dict
   sample: {mode: vip, vip: 10.0.0.100, port: 6443, interface: null, router_id: 51, packages: {debian: [keepalived]}}
+host_preflights:
+  description:
+    - The spec's host preflights (kURL's C(spec.kurl.hostPreflights) and C(hostPreflightEnforceWarnings), or
+      C(spec.hostPreflights)) - C(documents), troubleshoot.sh C(HostPreflight) documents, and C(enforceWarnings);
+      empty when the lock has none. The preflight stage runs them.
+  returned: always
+  type: dict
+  sample: {documents: [{apiVersion: troubleshoot.sh/v1beta2, kind: HostPreflight, spec: {collectors: [], analyzers: []}}],
+           enforceWarnings: false}
 etcd_topology:
   description: The etcd add-on's C(topology) option, C(external) when the lock has no etcd add-on or no topology.
   returned: always

@@ -105,6 +105,8 @@ def build_lock(installer, catalog, architectures=DEFAULT_ARCHITECTURES):
         "architectures": architectures,
         "addons": addons,
     }
+    if installer.host_preflights:  # the preflight stage runs them (docs/preflight.md); absent otherwise
+        lock["hostPreflights"] = installer.host_preflights
     # Plain JSON types only (callers may pass str subclasses, e.g. ansible-core's tagged values).
     lock = json.loads(canonical_json(lock))
     lock["digest"] = lock_digest(lock)
@@ -334,6 +336,8 @@ class _Shape(object):
         metadata = self.mapping(lock.get("metadata"), "metadata", optional=True)
         self.text(metadata.get("name"), "metadata.name", optional=True, limit=253)
         self.mapping(lock.get("spec"), "spec", optional=True)
+        chosen = self.mapping(lock.get("hostPreflights"), "hostPreflights", optional=True)
+        self.listing(chosen.get("documents"), "hostPreflights.documents", optional=True)
         for i, arch in enumerate(self.listing(lock["architectures"], "architectures")):
             self.name(arch, _field("architectures", i), "architecture")
         for name, addon in sorted(self.mapping(lock["addons"], "addons").items()):

@@ -177,4 +177,5 @@ def lock_values(lock, control_plane_address=None, groups=None, arch=DEFAULT_ARCH
         "boundary_missing": missing,
         "kubeadm_ready": not missing,
         "plans": _plans(lock, groups, arch),
+        "host_preflights": _mapping(lock.get("hostPreflights") or {}, "hostPreflights", where),
     }

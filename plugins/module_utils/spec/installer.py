@@ -115,6 +115,19 @@ ADDON_SCHEMAS = {
     "registry": _addon({"storageSize": {"type": "string", "pattern": r"^[0-9]+(Mi|Gi|Ti)$"}}),
 }
 
+# Not an add-on: troubleshoot.sh HostPreflight documents (one or a list) the preflight stage runs beside its
+# built-in checks (docs/preflight.md), and whether their warnings stop the run. Carried in the lock's spec.
+SETTINGS_SCHEMAS = {
+    "hostPreflights": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "documents": {"anyOf": [{"type": "object"}, {"type": "array", "items": {"type": "object"}}]},
+            "enforceWarnings": {"type": "boolean"},
+        },
+    },
+}
+
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
@@ -131,7 +144,7 @@ SCHEMA = {
             "type": "object",
             "required": ["kubernetes"],
             "additionalProperties": False,
-            "properties": ADDON_SCHEMAS,
+            "properties": dict(ADDON_SCHEMAS, **SETTINGS_SCHEMAS),
         },
     },
 }
@@ -166,6 +179,9 @@ KURL_MAPPING = {
     "longhorn": {"version": ("longhorn", "version")},
     "metricsServer": {"version": ("metricsServer", "version")},
     "localPathProvisioner": {"version": ("localPathProvisioner", "version")},
+    # kURL's settings section: its host preflights (a troubleshoot.sh HostPreflight) run by the preflight stage.
+    "kurl": {"hostPreflights": ("hostPreflights", "documents"),
+             "hostPreflightEnforceWarnings": ("hostPreflights", "enforceWarnings")},
 }
 # kURL fields mapped only when the value fits here: kURL widens the NodePort range to 80-60000,
 # mooring.cluster keeps Kubernetes' default, so a kURL port outside it is ignored with a warning.
@@ -204,6 +220,8 @@ class Installer(object):
         self._hash_document = hash_document if hash_document is not None else document
         self._digest = None
         self._name = name or "installer"
+        # {documents: [HostPreflight...], enforceWarnings: bool} when the spec carries host preflights, else {}.
+        self.host_preflights = {}
 
     @property
     def name(self):
@@ -455,7 +473,8 @@ def _map_kurl(document):
             unsupported.append(path)
             _map_kurl_addon(name, {k: v for k, v in values.items() if k in fields}, fields, mapped, [], [])
             continue
-        mapped.setdefault(name, {})
+        if name not in KURL_SETTINGS:
+            mapped.setdefault(name, {})
         before, ports = len(unsupported), []
         _map_kurl_addon(name, values, fields, mapped, unsupported, ports)
         warnings.extend("%s: kURL field not supported by mooring.cluster; ignored" % item
@@ -557,7 +576,7 @@ def parse_installer(source):
     spec = checked.get("spec") if isinstance(checked.get("spec"), dict) else {}
     addons = {}
     for name, values in spec.items():
-        if isinstance(values, dict):
+        if isinstance(values, dict) and name not in SETTINGS_SCHEMAS:
             merged = copy.deepcopy(DEFAULTS.get(name, {}))
             merged.update(copy.deepcopy(values))
             addons[name] = merged
@@ -568,6 +587,11 @@ def parse_installer(source):
     metadata = checked.get("metadata") if isinstance(checked.get("metadata"), dict) else {}
     installer = Installer(document, addons, source_kind, unsupported, _hash_document(source, document), warnings,
                           str(metadata.get("name") or "installer"))
+    chosen = spec.get("hostPreflights") or {}
+    if chosen.get("documents"):
+        docs = chosen["documents"]
+        installer.host_preflights = {"documents": copy.deepcopy(docs if isinstance(docs, list) else [docs]),
+                                     "enforceWarnings": bool(chosen.get("enforceWarnings", False))}
     try:
         installer.hash_now()
     except KurlHashError as exc:  # kURL could not have hashed it either

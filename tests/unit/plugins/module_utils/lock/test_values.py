@@ -76,9 +76,10 @@ def test_every_field_of_a_real_catalog_lock(lock):
     assert values["boundary_missing"] == []
     assert values["kubeadm_ready"] is True
     assert values["plans"] == {}
+    assert values["host_preflights"] == {}
     assert sorted(values) == sorted(["digest", "kubernetes_version", "kubernetes_images", "kubernetes_options",
                                      "cluster_name", "api_endpoint", "ha_endpoint", "etcd_topology", "addons",
-                                     "boundary", "boundary_missing", "kubeadm_ready", "plans"])
+                                     "boundary", "boundary_missing", "kubeadm_ready", "plans", "host_preflights"])
     assert values["ha_endpoint"] is None
     assert json.loads(json.dumps(values)) == values  # plain data
 
@@ -301,3 +302,32 @@ def test_the_action_returns_what_lock_values_returns(tmp_path, lock):
     assert out["checked"]["changed"] is False
     assert out["tampered"]["failed"] is True
     assert "digest mismatch" in out["tampered"]["msg"] and "\n" not in out["tampered"]["msg"]
+
+
+HOST_PREFLIGHT = {"apiVersion": "troubleshoot.sh/v1beta2", "kind": "HostPreflight", "metadata": {"name": "x"},
+                  "spec": {"collectors": [{"cpu": {}}],
+                           "analyzers": [{"cpu": {"outcomes": [{"fail": {"when": "count < 2", "message": "two"}}]}}]}}
+
+
+def test_a_kurl_specs_host_preflights_reach_the_lock_and_its_values(tmp_path):
+    """kURL's spec.kurl.hostPreflights (one HostPreflight) and hostPreflightEnforceWarnings: carried in the lock
+    (hostPreflights, survives a dump and a load with its digest) and returned by lock_values for the preflight
+    stage; a lock without them has none and an unchanged shape."""
+    document = {"apiVersion": "cluster.kurl.sh/v1beta1", "kind": "Installer", "metadata": {"name": "k"},
+                "spec": {"kubernetes": {"version": "1.35.x"}, "containerd": {"version": "2.1.x"}, "calico": {"version": "latest"},
+                         "kurl": {"hostPreflights": HOST_PREFLIGHT, "hostPreflightEnforceWarnings": True}}}
+    installer = parse_installer(document)
+    assert installer.host_preflights == {"documents": [HOST_PREFLIGHT], "enforceWarnings": True}
+    assert not [w for w in installer.warnings if "spec.kurl" in w]
+    lock = build_lock(installer, CATALOG, ("amd64",))
+    path = tmp_path / "installer.lock.yaml"
+    path.write_text(dump_lock(lock))
+    again = load_lock(str(path))
+    assert again["hostPreflights"] == {"documents": [HOST_PREFLIGHT], "enforceWarnings": True}
+    assert lock_values(again)["host_preflights"] == again["hostPreflights"]
+    plain = _lock()
+    assert "hostPreflights" not in plain and lock_values(plain)["host_preflights"] == {}
+    mooring = parse_installer({"apiVersion": "cluster.mooring.io/v1beta1", "kind": "Installer",
+                               "spec": dict(SPEC, hostPreflights={"documents": [HOST_PREFLIGHT, HOST_PREFLIGHT]})})
+    assert mooring.host_preflights == {"documents": [HOST_PREFLIGHT, HOST_PREFLIGHT], "enforceWarnings": False}
+    assert "hostPreflights" not in mooring.addons
