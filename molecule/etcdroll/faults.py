@@ -25,7 +25,8 @@ Then faults beyond a kill (netfilter rules inside a lab host's network namespace
 with nsenter; a size-limited tmpfs as a member's data directory). The gate timeout is 30 s in these runs
 (-e etcd_gate_timeout=30, default 120) so a refusal comes sooner; everything else is as users run it.
   renewpart   certs_renew forcing the three members' server certificates; once the first member has
-              restarted and settled (8 s), the third is partitioned from its peers (its peer port 2380 dropped both ways; the
+              restarted and settled (8 s), the third (a follower: its leadership is moved to the
+              first if it leads) is partitioned from its peers (its peer port 2380 dropped both ways; the
               controller still reaches it): the run stops at its next gate (the first member's settle gate
               or the second member's gate) naming the third, the second not restarted; healed, a plain
               re-run rolls the second and third
@@ -34,7 +35,7 @@ with nsenter; a size-limited tmpfs as a member's data directory). The gate timeo
               host) for 45 s, past A's TTL; run B is started 3 s into the cut (etcd_lease_timeout=180).
               A stops before its next host naming the lease; B waits out the cut, takes the lease once A's
               has expired and upgrades the rest; A changed nothing in the roll after its first member
-  partition   on a fresh 3.4 cluster, once the first member is upgraded and settled (8 s) the third is partitioned from its
+  partition   on a fresh 3.4 cluster, once the first member is upgraded and settled (8 s) the third (a follower) is partitioned from its
               peers: the run stops at its next gate naming the third, the second not restarted
   diskfull    the third member's data directory is a 320 MiB tmpfs; once the second member is upgraded, a
               file fills it to 16 MiB free: the run stops before restarting the third, naming its free space,
@@ -371,6 +372,26 @@ def settle(run):
         time.sleep(0.2)
 
 
+def member_id(host):
+    """``(this member's id, the id of the leader it follows)`` from its /v3/maintenance/status."""
+    st = etcd.GatewayClient([URL[host]], *TLS, timeout=5.0).call("/v3/maintenance/status", {})
+    return str((st.get("header") or {}).get("member_id")), str(st.get("leader"))
+
+
+def lead_elsewhere(host, to):
+    """If ``host`` leads, hand the leadership to ``to`` (etcd's move-leader) and wait until ``to`` sees the new
+    leader; True when it moved. Partitioning a *leader* is another fault than partitioning a member: the
+    other two must elect a new leader first (seconds without any linearizable read, however the roll
+    behaves), so the partition tests partition a follower."""
+    me, leader = member_id(host)
+    if me != leader:
+        return False
+    target, _leader = member_id(to)
+    etcd.GatewayClient([URL[host]], *TLS, timeout=10.0).call("/v3/maintenance/transfer-leadership", {"targetID": target})
+    wait_for("%s to lead instead of %s" % (to, host), lambda: member_id(to)[1] == target, 15)
+    return True
+
+
 def failures(run, host):
     """The run's fatal lines that name ``host``."""
     return [line[:600] for line in run.text.splitlines() if re.match(r"(fatal|failed|ERROR)", line) and host in line]
@@ -495,6 +516,7 @@ def test_renew_partition():
     run = Run("renewpart", ["mooring.cluster.certs_renew", "-e", force] + FAST_GATE)
     wait_for("%s restarted with its new certificate" % first, lambda: starts()[first] not in (None, before[first]), 300, run)
     settle(run)
+    moved = lead_elsewhere(third, first)
     with dropped([third], PARTITION):
         cut = time.monotonic()
         wait_for("%s to report itself unhealthy" % third, lambda: SAMPLER.latest_health().get(third) is False, 30, run)
@@ -517,6 +539,7 @@ def test_renew_partition():
     keys_intact("renewpart-rerun")
     lease_free("renewpart-rerun")
     report("renewpart", run_s=run.seconds, refused_after_partition_s=refused, quorum=w, message=named[0][:400],
+           leadership_moved_first=moved,
            rerun_s=again.seconds, rerun_recap=again.recap())
 
 
@@ -569,6 +592,7 @@ def test_partition():
     run = upgrade("partition", *FAST_GATE)
     wait_for("%s to serve %s" % (first, NEW), lambda: SAMPLER.latest().get(first) == NEW, 300, run)
     settle(run)
+    moved = lead_elsewhere(third, first)
     with dropped([third], PARTITION):
         cut = time.monotonic()
         wait_for("%s to report itself unhealthy" % third, lambda: SAMPLER.latest_health().get(third) is False, 30, run)
@@ -584,7 +608,8 @@ def test_partition():
     w = quorum_held(t, "partition", measure="reads")
     keys_intact("partition")
     lease_free("partition")
-    report("partition", run_s=run.seconds, refused_after_partition_s=refused, quorum=w, message=named[0][:400])
+    report("partition", run_s=run.seconds, refused_after_partition_s=refused, quorum=w, message=named[0][:400],
+           leadership_moved_first=moved)
 
 
 def test_diskfull():
