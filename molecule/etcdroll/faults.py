@@ -40,8 +40,10 @@ with nsenter; a size-limited tmpfs as a member's data directory). The gate timeo
   diskfull    the third member's data directory is a 320 MiB tmpfs; once the second member is upgraded, a
               file fills it to 16 MiB free: the run stops before restarting the third, naming its free space,
               the third still serving the old version; with the file removed, a re-run finishes the job
-Quorum in these tests is counted from linearizable reads: a member serves when it answers one within 4 s
-(a member partitioned from its peers still answers /version, but cannot serve a linearizable read).
+In the partition tests quorum is counted twice: over the whole run from /version (as above), and while the
+partition lasts from linearizable reads - a member serves when it answers one within 4 s (a member partitioned
+from its peers still answers /version, but cannot serve a linearizable read). The cutoff and diskfull tests count
+linearizable reads over the whole run.
 The sampler asks from a second address of the controller on the lab bridge, which the cut leaves alone.
 Prints one JSON line per test and exits non-zero at the first failed expectation.
 """
@@ -163,10 +165,11 @@ class Sampler(threading.Thread):
     def latest_health(self):
         return self.samples[-1][2] if self.samples else {}
 
-    def window(self, since, measure="version"):
-        """Samples since ``since``: members serving per sample, by answering /version or by /health true."""
+    def window(self, since, measure="version", until=None):
+        """Samples from ``since`` (to ``until``): members serving per sample, by answering /version or a
+        linearizable read."""
         column = 1 if measure == "version" else 2  # "reads": linearizable reads
-        rows = [sample[column] for sample in self.samples if sample[0] >= since]
+        rows = [sample[column] for sample in self.samples if sample[0] >= since and (until is None or sample[0] <= until)]
         counts = [sum(1 for v in row.values() if v) for row in rows]
         low = [i for i, c in enumerate(counts) if c < 2]
         return {"measure": measure, "samples": len(rows), "min_serving": min(counts) if counts else None,
@@ -177,9 +180,9 @@ class Sampler(threading.Thread):
 SAMPLER = Sampler()
 
 
-def quorum_held(since, test, measure="version"):
-    w = SAMPLER.window(since, measure)
-    expect(w["samples"] >= 10, "%s: the sampler took only %d samples" % (test, w["samples"]))
+def quorum_held(since, test, measure="version", until=None, minimum=10):
+    w = SAMPLER.window(since, measure, until)
+    expect(w["samples"] >= minimum, "%s: the sampler took only %d samples" % (test, w["samples"]))
     expect(w["below_quorum"] == 0, "%s: quorum lost in %d samples (first: %s)" % (test, w["below_quorum"], w["first_below"]))
     return w
 
@@ -522,13 +525,15 @@ def test_renew_partition():
         wait_for("%s to report itself unhealthy" % third, lambda: SAMPLER.latest_health().get(third) is False, 30, run)
         rc = run.wait()
         refused = round(time.monotonic() - cut, 1)
+    healed = time.monotonic()
     after = starts()
     expect(rc != 0, "renewpart: the run went on (rc 0) with %s partitioned" % third)
     named = failures(run, third)
     expect(named, "renewpart: no failure naming %s: %s" % (third, run.why()))
     expect(after[second] == before[second], "renewpart: %s was restarted (%s -> %s)" % (second, before[second], after[second]))
     wait_for("every member healthy after healing", lambda: all(SAMPLER.latest_health().values()), 60)
-    w = quorum_held(t, "renewpart", measure="reads")
+    quorum_held(t, "renewpart")  # the whole run, restarts included: members answering
+    w = quorum_held(cut, "renewpart", measure="reads", until=healed, minimum=5)  # the partition: members serving linearizable reads
     keys_intact("renewpart")
     lease_free("renewpart")
     again = Run("renewpart-rerun", ["mooring.cluster.certs_renew"])
@@ -598,6 +603,7 @@ def test_partition():
         wait_for("%s to report itself unhealthy" % third, lambda: SAMPLER.latest_health().get(third) is False, 30, run)
         rc = run.wait()
         refused = round(time.monotonic() - cut, 1)
+    healed = time.monotonic()
     after = starts()
     expect(rc != 0, "partition: the run went on (rc 0) with %s partitioned" % third)
     named = failures(run, third)
@@ -605,7 +611,8 @@ def test_partition():
     expect(after[second] == before[second], "partition: %s was restarted (%s -> %s)" % (second, before[second], after[second]))
     expect(versions()[second] == OLD and versions()[third] == OLD, "partition: versions %s" % versions())
     wait_for("every member healthy after healing", lambda: all(SAMPLER.latest_health().values()), 60)
-    w = quorum_held(t, "partition", measure="reads")
+    quorum_held(t, "partition")  # the whole run, restarts included: members answering
+    w = quorum_held(cut, "partition", measure="reads", until=healed, minimum=5)  # the partition: members serving linearizable reads
     keys_intact("partition")
     lease_free("partition")
     report("partition", run_s=run.seconds, refused_after_partition_s=refused, quorum=w, message=named[0][:400],
