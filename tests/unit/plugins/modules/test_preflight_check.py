@@ -67,8 +67,8 @@ HOST_PREFLIGHT = {
     "spec": {
         "collectors": [{"cpu": {}}, {"memory": {}}, {"blockDevices": {}}],
         "analyzers": [
-            {"cpu": {"checkName": "A CPU at least", "outcomes": [{"fail": {"when": "count < 1", "message": "none"}},
-                                                                  {"pass": {"message": "some"}}]}},
+            {"cpu": {"checkName": "A CPU at least",
+                     "outcomes": [{"fail": {"when": "count < 1", "message": "none"}}, {"pass": {"message": "some"}}]}},
             {"memory": {"outcomes": [{"fail": {"when": "> 1Ei", "message": "impossible"}},
                                      {"warn": {"when": "< 1Ei", "message": "less than an exbibyte"}}]}},
         ]}}

@@ -73,8 +73,8 @@ PROGRAMS = {
 }
 
 
-def make_tree(base, files=TREE):
-    for rel, text in files.items():
+def make_tree(base, files=None):
+    for rel, text in (TREE if files is None else files).items():
         path = base / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -526,9 +526,9 @@ def test_run_writes_stdout_and_its_info(root, monkeypatch):
     collected, errors = run_one("run", spec, root, FakeRun({"ping": program}))
     assert errors == []
     assert collected["host-collectors/run-host/ping.txt"].startswith("3 packets transmitted")
-    assert collected["host-collectors/run-host/ping-info.json"] == {"command": "ping -c 3 10.0.0.1", "exitCode": "3",
-                                                                     "error": "unreachable\n", "outputDir": "", "input": "",
-                                                                     "env": ["LC_ALL=C"]}
+    info = {"command": "ping -c 3 10.0.0.1", "exitCode": "3", "error": "unreachable\n", "outputDir": "", "input": "",
+            "env": ["LC_ALL=C"]}
+    assert collected["host-collectors/run-host/ping-info.json"] == info
     assert seen["argv"] == ["ping", "-c", "3", "10.0.0.1"] and seen["timeout"] == 5.0 and seen["cwd_existed"]
     assert seen["env"]["LC_ALL"] == "C" and seen["env"]["MOORING_TEST_PARENT"] == "kept"
     only = run_one("run", dict(spec, ignoreParentEnvs=True), root, FakeRun({"ping": program}))

@@ -142,8 +142,8 @@ def test_conditions_of_each_analyzer(kind, when, data, hit):
 
 
 def test_filesystem_performance_reads_fios_fdatasync_percentiles():
-    fio = {"jobs": [{"jobname": "fsperf", "sync": {"lat_ns": {"min": 100000, "max": 40000000, "mean": 2000000,
-                                                               "percentile": {"99.000000": 12000000}}}}]}
+    lat = {"min": 100000, "max": 40000000, "mean": 2000000, "percentile": {"99.000000": 12000000}}
+    fio = {"jobs": [{"jobname": "fsperf", "sync": {"lat_ns": lat}}]}
     path = "host-collectors/filesystemPerformance/filesystemPerformance.json"
     assert analyzer("filesystemPerformance", "p99 > 10ms", {path: fio})["outcome"] == "fail"
     assert analyzer("filesystemPerformance", "average > 10ms", {path: fio}) is None
