@@ -117,7 +117,7 @@ class Sampler(threading.Thread):
     def __init__(self):
         super().__init__(daemon=True)
         self.context = client().context
-        self.samples = []  # (monotonic time, {host: version or None}, {host: healthy})
+        self.samples = []  # (monotonic time the requests went out, {host: version or None}, {host: healthy})
         self.stop = threading.Event()
         self.pool = ThreadPoolExecutor(len(HOSTS))
         self.source = None  # (address, 0) once the controller's second lab address is up
@@ -154,8 +154,9 @@ class Sampler(threading.Thread):
         for host in HOSTS:
             netguard.check(ADDRESS[host])  # refuse before the first request if not routed via the lab bridge
         while not self.stop.is_set():
+            began = time.monotonic()  # a sample is dated when its requests go out (a read may take READ_TIMEOUT)
             looks = dict(zip(HOSTS, self.pool.map(self.look, HOSTS)))
-            self.samples.append((time.monotonic(), {h: v for h, (v, _ok) in looks.items()},
+            self.samples.append((began, {h: v for h, (v, _ok) in looks.items()},
                                  {h: ok for h, (_v, ok) in looks.items()}))
             self.stop.wait(0.2)
 
@@ -395,6 +396,20 @@ def lead_elsewhere(host, to):
     return True
 
 
+def partition_mid_run(run, host, leader):
+    """Once the member ``run`` just restarted has settled, ``host`` (made a follower: if it leads, the leadership
+    goes to ``leader``) is partitioned from its peers until the run ends. Returns the run's rc and when
+    (monotonic) the partition began and was healed, with the seconds from partition to the run's end."""
+    settle(run)
+    moved = lead_elsewhere(host, leader)
+    with dropped([host], PARTITION):
+        cut = time.monotonic()
+        wait_for("%s to report itself unhealthy" % host, lambda: SAMPLER.latest_health().get(host) is False, 30, run)
+        rc = run.wait()
+        refused = round(time.monotonic() - cut, 1)
+    return {"rc": rc, "cut": cut, "healed": time.monotonic(), "refused": refused, "moved": moved}
+
+
 def failures(run, host):
     """The run's fatal lines that name ``host``."""
     return [line[:600] for line in run.text.splitlines() if re.match(r"(fatal|failed|ERROR)", line) and host in line]
@@ -518,22 +533,15 @@ def test_renew_partition():
     force = json.dumps({"force": ["etcd/members/%s/server" % h for h in HOSTS]})
     run = Run("renewpart", ["mooring.cluster.certs_renew", "-e", force] + FAST_GATE)
     wait_for("%s restarted with its new certificate" % first, lambda: starts()[first] not in (None, before[first]), 300, run)
-    settle(run)
-    moved = lead_elsewhere(third, first)
-    with dropped([third], PARTITION):
-        cut = time.monotonic()
-        wait_for("%s to report itself unhealthy" % third, lambda: SAMPLER.latest_health().get(third) is False, 30, run)
-        rc = run.wait()
-        refused = round(time.monotonic() - cut, 1)
-    healed = time.monotonic()
-    after = starts()
+    part = partition_mid_run(run, third, first)
+    rc, after = part["rc"], starts()
     expect(rc != 0, "renewpart: the run went on (rc 0) with %s partitioned" % third)
     named = failures(run, third)
     expect(named, "renewpart: no failure naming %s: %s" % (third, run.why()))
     expect(after[second] == before[second], "renewpart: %s was restarted (%s -> %s)" % (second, before[second], after[second]))
     wait_for("every member healthy after healing", lambda: all(SAMPLER.latest_health().values()), 60)
     quorum_held(t, "renewpart")  # the whole run, restarts included: members answering
-    w = quorum_held(cut, "renewpart", measure="reads", until=healed, minimum=5)  # the partition: members serving linearizable reads
+    w = quorum_held(part["cut"], "renewpart", measure="reads", until=part["healed"], minimum=5)  # the partition: linearizable reads
     keys_intact("renewpart")
     lease_free("renewpart")
     again = Run("renewpart-rerun", ["mooring.cluster.certs_renew"])
@@ -543,8 +551,8 @@ def test_renew_partition():
            "renewpart re-run: %s and %s not both restarted with their new certificates (%s -> %s)" % (second, third, after, rolled))
     keys_intact("renewpart-rerun")
     lease_free("renewpart-rerun")
-    report("renewpart", run_s=run.seconds, refused_after_partition_s=refused, quorum=w, message=named[0][:400],
-           leadership_moved_first=moved,
+    report("renewpart", run_s=run.seconds, refused_after_partition_s=part["refused"], quorum=w, message=named[0][:400],
+           leadership_moved_first=part["moved"],
            rerun_s=again.seconds, rerun_recap=again.recap())
 
 
@@ -596,15 +604,8 @@ def test_partition():
     before = starts()
     run = upgrade("partition", *FAST_GATE)
     wait_for("%s to serve %s" % (first, NEW), lambda: SAMPLER.latest().get(first) == NEW, 300, run)
-    settle(run)
-    moved = lead_elsewhere(third, first)
-    with dropped([third], PARTITION):
-        cut = time.monotonic()
-        wait_for("%s to report itself unhealthy" % third, lambda: SAMPLER.latest_health().get(third) is False, 30, run)
-        rc = run.wait()
-        refused = round(time.monotonic() - cut, 1)
-    healed = time.monotonic()
-    after = starts()
+    part = partition_mid_run(run, third, first)
+    rc, after = part["rc"], starts()
     expect(rc != 0, "partition: the run went on (rc 0) with %s partitioned" % third)
     named = failures(run, third)
     expect(named, "partition: no failure naming %s: %s" % (third, run.why()))
@@ -612,11 +613,11 @@ def test_partition():
     expect(versions()[second] == OLD and versions()[third] == OLD, "partition: versions %s" % versions())
     wait_for("every member healthy after healing", lambda: all(SAMPLER.latest_health().values()), 60)
     quorum_held(t, "partition")  # the whole run, restarts included: members answering
-    w = quorum_held(cut, "partition", measure="reads", until=healed, minimum=5)  # the partition: members serving linearizable reads
+    w = quorum_held(part["cut"], "partition", measure="reads", until=part["healed"], minimum=5)  # the partition: linearizable reads
     keys_intact("partition")
     lease_free("partition")
-    report("partition", run_s=run.seconds, refused_after_partition_s=refused, quorum=w, message=named[0][:400],
-           leadership_moved_first=moved)
+    report("partition", run_s=run.seconds, refused_after_partition_s=part["refused"], quorum=w, message=named[0][:400],
+           leadership_moved_first=part["moved"])
 
 
 def test_diskfull():

@@ -814,24 +814,46 @@ def check_held(client, name, holder, status, prefix=LEASE_PREFIX, check_mode=Fal
 # Operations over a command runner: ``run(argv) -> (rc, stdout, stderr)``
 
 
+def one_endpoint(base, url):
+    """``base`` (an ``etcdctl`` command from :func:`client_args`) asking ``url`` only."""
+    return [("--endpoints=" + url) if a.startswith("--endpoints=") else a for a in base]
+
+
+def _list_members(run, base):
+    """``(base that answered, members)``. The list through every endpoint first; if that fails and there are
+    several, through each alone: etcdctl sends a call to one endpoint, and a member cut off from its peers
+    cannot answer a linearizable one, so a cluster with quorum would otherwise read as one without it."""
+    rc, out, err = run(member_list_cmd(base))
+    if rc == 0:
+        return base, parse_members(out)
+    failure = "etcdctl member list failed (rc=%d): %s" % (rc, (err or out).strip()[:500])
+    urls = [u for u in _endpoints_of(base).split(",") if u]
+    for url in urls if len(urls) > 1 else []:
+        single = one_endpoint(base, url)
+        rc, out, _err = run(member_list_cmd(single))
+        if rc == 0:
+            return single, parse_members(out)
+    raise EtcdError(failure)
+
+
 def member_list(run, base, attempts=3, sleep=time.sleep):
     """The member list; a busy host may miss a dial deadline, so a failure is retried."""
     for attempt in range(attempts):
-        rc, out, err = run(member_list_cmd(base))
-        if rc == 0:
-            break
-        if attempt + 1 < attempts:
+        try:
+            return _list_members(run, base)[1]
+        except EtcdError:
+            if attempt + 1 >= attempts:
+                raise
             sleep(2)
-    if rc != 0:
-        raise EtcdError("etcdctl member list failed (rc=%d): %s" % (rc, (err or out).strip()[:500]))
-    return parse_members(out)
+    raise EtcdError("member list: attempts must be at least 1")
 
 
 def check_health(run, base):
     """One look at the cluster: ``health_summary`` plus ``members`` and ``health`` entries.
-    Without quorum, ``member list`` fails: that is reported as 0 healthy, not raised."""
+    Without quorum, ``member list`` fails: that is reported as 0 healthy, not raised. The health and status
+    of every member are asked through the endpoint that gave the member list."""
     try:
-        members = member_list(run, base, attempts=1)
+        base, members = _list_members(run, base)
     except EtcdError as exc:
         return {"total": 0, "healthy": 0, "quorum": 0, "has_quorum": False, "all_healthy": False,
                 "can_lose_one": False, "unhealthy": [], "members": [], "health": [], "error": str(exc),

@@ -167,6 +167,47 @@ def test_member_list_retries_a_missed_deadline():
         etcd.member_list(FakeEtcdctl(fail_list=3), BASE, sleep=lambda s: None)
 
 
+class CutOffEtcdctl(FakeEtcdctl):
+    """FAKE etcdctl where ``cut_off`` is a member partitioned from its peers: a member list through any set
+    of endpoints that includes it fails (etcdctl may send it there, and it cannot serve a linearizable call)."""
+
+    def __init__(self, cut_off, **kwargs):
+        super().__init__(**kwargs)
+        self.cut_off = cut_off
+
+    def __call__(self, argv):
+        endpoints = next(a for a in argv if a.startswith("--endpoints="))
+        if argv[len(BASE):][:2] == ["member", "list"] and self.cut_off in endpoints:
+            self.calls.append(argv)
+            return 1, "", "context deadline exceeded"
+        return super().__call__(argv)
+
+
+BASE3 = etcd.client_args(["https://10.0.0.23:2379", "https://10.0.0.21:2379", "https://10.0.0.22:2379"],
+                         "/p/ca.crt", "/p/c.crt", "/p/c.key")
+
+
+def test_one_member_cut_off_is_not_read_as_no_quorum():
+    run = CutOffEtcdctl("10.0.0.23")
+    state = etcd.check_health(run, BASE3)
+    assert (state["healthy"], state["total"], state["has_quorum"]) == (2, 3, True)
+    asked = [next(a for a in argv if a.startswith("--endpoints=")) for argv in run.calls]
+    # all three, then the cut-off member alone, then the next one: it answers, and health and status go there too
+    assert asked == ["--endpoints=https://10.0.0.23:2379,https://10.0.0.21:2379,https://10.0.0.22:2379",
+                     "--endpoints=https://10.0.0.23:2379", "--endpoints=https://10.0.0.21:2379",
+                     "--endpoints=https://10.0.0.21:2379", "--endpoints=https://10.0.0.21:2379"]
+    ticks = iter(range(100))
+    with pytest.raises(etcd.EtcdError, match="e3 down in all of the last 2 checks") as err:
+        etcd.wait_health(run, BASE3, require="all", timeout=2, sleep=lambda s: None, clock=lambda: next(ticks))
+    assert "no quorum" not in str(err.value)
+    assert len(etcd.member_list(run, BASE3, sleep=lambda s: None)) == 3
+    only_cut_off = etcd.one_endpoint(BASE3, "https://10.0.0.23:2379")  # one endpoint, and it is the cut-off one
+    state = etcd.check_health(CutOffEtcdctl("10.0.0.23"), only_cut_off)
+    assert state["has_quorum"] is False and "member list failed" in state["error"]
+    with pytest.raises(etcd.EtcdError, match="member list failed"):
+        etcd.member_list(CutOffEtcdctl("10.0.0.23"), only_cut_off, attempts=1)
+
+
 def test_member_add_then_idempotent():
     run = FakeEtcdctl()
     url = "https://10.0.0.24:2380"
