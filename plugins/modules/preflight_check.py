@@ -12,10 +12,15 @@ version_added: 0.1.0
 description:
   - With O(scope=host) (run on every host), gathers the host's facts (CPUs, memory, free
     disk, swap, listening ports, kernel features, cgroup version and driver, systemd, time
-    sync, distribution, hostname, machine-id, TCP reachability of its peers) and judges the
-    single-host checks against thresholds for the host's roles.
+    sync, distribution, hostname, machine-id, TCP reachability of its peers, addresses and routes,
+    and on etcd hosts the fdatasync latency of etcd's disk) and judges the single-host checks against
+    thresholds for the host's roles - among them a default route, and the pod and service networks
+    (O(networks)) overlapping none of the host's addresses and routes.
+  - Its action plugin times the exchange on the controller, so that each host's clock offset from the
+    controller's is estimated as NTP does (with an error bound of half the round trip); O(scope=inventory)
+    judges it against O(max_clock_offset).
   - With O(scope=inventory) (run once, on the controller), judges what needs every host at
-    once (unique hostnames and machine-ids, reachability) from the host-scope results, and
+    once (unique hostnames and machine-ids, reachability, clock offsets) from the host-scope results, and
     returns one report for the whole inventory - a table host x check and one line per
     failure or warning saying what to do, and one line per thing the install configures.
   - Three outcomes besides pass - V(fail) blocks the install, V(warn) should be fixed, and
@@ -29,7 +34,7 @@ author:
 attributes:
   check_mode:
     support: full
-    description: Read-only; runs the same in check mode.
+    description: Read-only, but for the etcd disk test's temporary file; in check mode that test is left out.
   diff_mode:
     support: none
     description: Nothing is changed, so there is nothing to diff.
@@ -96,6 +101,28 @@ options:
     elements: str
     choices: [swap, bridge_netfilter, overlayfs, ip_forward]
     default: [swap, bridge_netfilter, overlayfs, ip_forward]
+  networks:
+    description:
+      - The cluster's networks, C(pod) and C(service) (CIDRs), that must overlap none of the host's addresses and
+        routes (the default route aside; on a re-run, the cluster's own CNI and kube-proxy devices' entries inside
+        them are no clash). Omit for the installer spec's defaults (pod V(10.32.0.0/16), service V(10.96.0.0/16)).
+    type: dict
+  etcd_disk:
+    description:
+      - The write-latency test of etcd's disk, on hosts with one of its C(roles) (default V([etcd])) - C(path)
+        (default V(/var/lib/etcd); its nearest existing parent is measured, a temporary file written there and
+        removed), C(bytes) written (default 1 MiB) C(operation_bytes) at a time (default 2300, each followed by
+        fdatasync), at most C(timeout_s) seconds (default 15). The 99th percentile of fdatasync above
+        C(warn_p99_ms) (default 10, etcd's guidance) warns, above C(fail_p99_ms) (default 100) fails. Not run in
+        check mode (it writes).
+      - Merged over the defaults.
+    type: dict
+  max_clock_offset:
+    description:
+      - O(scope=inventory). Seconds a host's clock may be from the controller's; beyond it (with the measurement's
+        error bound) the C(clock) check fails.
+    type: float
+    default: 2.0
   peers:
     description: The other hosts, name to address, whose TCP port O(peer_port) must answer.
     type: dict
@@ -246,6 +273,8 @@ host_preflight:
   type: dict
 """
 
+import time
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostcollect, hostpreflight
@@ -262,6 +291,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common.errors impo
 
 
 def main():
+    received = time.time()  # the host's clock when the module starts (the action plugin timed the exchange)
     module = AnsibleModule(
         argument_spec={
             "scope": {"type": "str", "choices": ["host", "inventory", "spec"], "default": "host"},
@@ -281,6 +311,9 @@ def main():
             "hosts": {"type": "dict", "default": {}},
             "host_preflight": {"type": "list", "elements": "raw"},
             "host_preflight_file": {"type": "path"},
+            "networks": {"type": "dict"},
+            "etcd_disk": {"type": "dict"},
+            "max_clock_offset": {"type": "float", "default": 2.0},
         },
         supports_check_mode=True,
     )
@@ -299,9 +332,10 @@ def main():
             module.exit_json(changed=False, documents=documents, unsupported=plan["warnings"],
                              collectors=[k for k, _s in plan["collectors"]], analyzers=[k for k, _s in plan["analyzers"]])
         cfg = settings(p["thresholds"], p["disks"], p["ports"], p["distributions"], p["kernel_features"],
-                       p["ignore"], p["install_configures"])
+                       p["ignore"], p["install_configures"], networks=p["networks"], etcd_disk=p["etcd_disk"],
+                       max_clock_offset=p["max_clock_offset"])
         if p["scope"] == "inventory":
-            results, text, summary = run_inventory(p["hosts"], cfg["ignore"])
+            results, text, summary = run_inventory(p["hosts"], cfg["ignore"], cfg["max_clock_offset"])
             module.exit_json(
                 changed=False, checks=results, report=text, report_lines=text.splitlines(),
                 failures=[{"host": h, "check": c, "message": m} for h, c, m in summary["failed"]],
@@ -312,8 +346,10 @@ def main():
                 summary=text.splitlines()[-1], passed=not summary["failed"])
         roles = host_roles(p["roles"])
         disk_paths = [d["path"] for d in cfg["disks"] if set(d["roles"]) & set(roles)]
+        # The disk test writes (a temporary file, removed): not in a check run.
+        etcd_disk = cfg["etcd_disk"] if set(roles) & set(cfg["etcd_disk"]["roles"]) and not module.check_mode else None
         facts = gather(run=module.run_command, disk_paths=disk_paths, peers=p["peers"],
-                       peer_port=p["peer_port"])
+                       peer_port=p["peer_port"], etcd_disk=etcd_disk)
         checks = judge_host(facts, roles, cfg)
         extra = {}
         if p["host_preflight"]:
@@ -324,6 +360,7 @@ def main():
             extra["host_preflight"] = {"results": results, "errors": got["errors"], "collected": got["collected"]}
     except MooringError as exc:
         module.fail_json(msg=str(exc), problems=list(getattr(exc, "problems", None) or []))
+    facts["clock"] = {"received": received, "replied": time.time()}  # the action plugin turns it into an offset
     module.exit_json(changed=False, facts=facts, roles=roles, checks=checks, **extra)
 
 
