@@ -9,6 +9,7 @@ from __future__ import annotations
 import types
 
 from ansible_collections.mooring.cluster.plugins.action import preflight_check as action
+from ansible_collections.mooring.cluster.plugins.plugin_utils import action as base
 
 
 def test_the_host_clock_becomes_an_offset_with_its_error_bound(monkeypatch):
@@ -19,7 +20,7 @@ def test_the_host_clock_becomes_an_offset_with_its_error_bound(monkeypatch):
         seen.update(name=module_name, args=module_args)
         return {"facts": {"hostname": "h1", "clock": {"received": 1005.1, "replied": 1005.3}}, "checks": []}
 
-    monkeypatch.setattr(action, "time", types.SimpleNamespace(time=lambda: next(ticks)))
+    monkeypatch.setattr(base, "time", types.SimpleNamespace(time=lambda: next(ticks)))
     plugin = object.__new__(action.ActionModule)
     plugin._task = types.SimpleNamespace(check_mode=False)
     plugin._execute_module = fake
@@ -29,7 +30,7 @@ def test_the_host_clock_becomes_an_offset_with_its_error_bound(monkeypatch):
 
 
 def test_a_result_without_a_clock_is_passed_on_untouched(monkeypatch):
-    monkeypatch.setattr(action, "time", types.SimpleNamespace(time=lambda: 1.0))
+    monkeypatch.setattr(base, "time", types.SimpleNamespace(time=lambda: 1.0))
     plugin = object.__new__(action.ActionModule)
     plugin._task = types.SimpleNamespace(check_mode=False)
     plugin._execute_module = lambda **kwargs: {"failed": True, "msg": "invalid preflight settings"}
