@@ -27,9 +27,9 @@ MAX_FILE = MIB            # a file read whole (meminfo, an env file)
 MAX_CERTS = 200           # certificates read per host
 MAX_TOTAL = 16 * MIB      # everything one host sends
 VERSION_COMMANDS = (
-    ("etcd", ["etcd", "--version"]), ("etcdctl", ["etcdctl", "version"]), ("containerd", ["containerd", "--version"]),
-    ("runc", ["runc", "--version"]), ("kubelet", ["kubelet", "--version"]), ("kubeadm", ["kubeadm", "version", "-o", "short"]),
-    ("kubectl", ["kubectl", "version", "--client"]), ("keepalived", ["keepalived", "--version"]),
+    ["etcd", "--version"], ["etcdctl", "version"], ["containerd", "--version"], ["runc", "--version"],
+    ["kubelet", "--version"], ["kubeadm", "version", "-o", "short"], ["kubectl", "version", "--client"],
+    ["keepalived", "--version"],
 )
 UNIT_PROPERTIES = "Id,LoadState,ActiveState,SubState,NRestarts,ExecMainStatus,ActiveEnterTimestamp"
 
@@ -168,7 +168,7 @@ def collect(run, params, now=time.time):
     facts["units"] = {u: {k: s.get(k, "") for k in ("LoadState", "ActiveState", "SubState", "NRestarts")} for u, s in states.items()}
     files["units.txt"] = "\n\n".join("\n".join("%s=%s" % kv for kv in sorted(s.items())) for _u, s in sorted(states.items()))
     versions = []
-    for name, argv in VERSION_COMMANDS:
+    for argv in VERSION_COMMANDS:
         rc, out, err = run(argv)
         if rc == 127:
             continue  # not installed here
@@ -178,8 +178,7 @@ def collect(run, params, now=time.time):
     facts["certificates"] = certs
     files["certificates.txt"] = "".join("%s\t%s\t%s\n" % (c["path"], time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(
         c["not_after"])) if c["not_after"] else "?", c["subject"] or c["error"]) for c in certs)
-    member = _section(errors, "etcd", lambda: etcd_member(run, params["etcd_env"], params["etcd_pki_dir"],
-                                                                 params["etcdctl"]))
+    member = _section(errors, "etcd", lambda: etcd_member(run, params["etcd_env"], params["etcd_pki_dir"], params["etcdctl"]))
     facts["etcd"] = member
     if member is not None:
         files["etcd/health.json"] = json.dumps(member, indent=2, sort_keys=True) + "\n"

@@ -76,8 +76,8 @@ def findings(hosts, now, expiry_days=30, disk_pct=80, max_clock_offset=2.0):
                 out.append(("fail", host, "unit %s is %s (%s)" % (unit, state.get("ActiveState"), state.get("SubState"))))
         for disk in facts.get("disks") or []:
             if disk["used_pct"] > disk_pct:
-                out.append(("warn", host, "disk %s (%s) is %.0f %% used, over %d %%" % (disk["mount"], disk["fs"],
-                                                                                     disk["used_pct"], disk_pct)))
+                out.append(("warn", host, "disk %s (%s) is %.0f %% used, over %d %%"
+                            % (disk["mount"], disk["fs"], disk["used_pct"], disk_pct)))
         if facts.get("clock"):
             judged = judge_clock(facts["clock"], max_clock_offset)
             if judged["status"] != "pass":

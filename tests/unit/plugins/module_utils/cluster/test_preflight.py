@@ -559,8 +559,8 @@ def test_report_lists_host_preflight_checks_per_host_by_name():
 def test_the_network_defaults_are_the_installer_specs():
     from ansible_collections.mooring.cluster.plugins.module_utils.spec import installer  # pylint: disable=import-outside-toplevel
 
-    assert pf.DEFAULT_NETWORKS == {"pod": installer.DEFAULTS["kubernetes"]["podCIDR"],
-                                   "service": installer.DEFAULTS["kubernetes"]["serviceCIDR"]}
+    spec_defaults = {"pod": installer.DEFAULTS["kubernetes"]["podCIDR"], "service": installer.DEFAULTS["kubernetes"]["serviceCIDR"]}
+    assert spec_defaults == pf.DEFAULT_NETWORKS
 
 
 def test_a_good_host_passes_the_field_checks():
@@ -655,7 +655,7 @@ def test_clock_offset_is_ntps_estimate_with_its_error_bound():
     # controller sends at 100.0, the host (5 s ahead) receives at 105.2, replies at 105.5, the answer is back at 100.6
     got = pf.clock_offset(100.0, 105.2, 105.5, 100.6)
     assert got == {"offset": 5.05, "error": 0.15}
-    assert 5.0 >= got["offset"] - got["error"] and 5.0 <= got["offset"] + got["error"]
+    assert got["offset"] - got["error"] <= 5.0 <= got["offset"] + got["error"]
 
 
 def test_a_clock_5_s_apart_fails_and_a_close_one_passes():
