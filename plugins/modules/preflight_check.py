@@ -101,6 +101,28 @@ options:
     elements: str
     choices: [swap, bridge_netfilter, overlayfs, ip_forward]
     default: [swap, bridge_netfilter, overlayfs, ip_forward]
+  run:
+    description:
+      - O(scope=spec). The run the documents are for; kURL's C({{kurl ...}}) templates see it as C(.IsJoin) and
+        C(.IsUpgrade).
+    type: str
+    choices: [install, join, upgrade]
+    default: install
+  installer:
+    description:
+      - O(scope=spec). The installer spec (the lock's C(spec)), which kURL's templates read as C(.Installer.Spec)
+        (C(.Installer.Spec.Kubernetes.Version) is C(spec.kubernetes.version); an add-on the spec lacks reads as empty).
+    type: dict
+  primary_hosts:
+    description: O(scope=spec). The control-plane hosts' addresses (C(.PrimaryHosts); C(.RemoteHosts) with the others).
+    type: list
+    elements: str
+    default: []
+  secondary_hosts:
+    description: O(scope=spec). The other hosts' addresses (C(.SecondaryHosts)).
+    type: list
+    elements: str
+    default: []
   networks:
     description:
       - The cluster's networks, C(pod) and C(service) (CIDRs), that must overlap none of the host's addresses and
@@ -250,7 +272,14 @@ unsupported:
   type: list
   elements: str
 documents:
-  description: The HostPreflight documents read (from O(host_preflight_file) and O(host_preflight)), for the host scope.
+  description:
+    - The HostPreflight documents read (from O(host_preflight_file) and O(host_preflight)), kURL's templates
+      evaluated for a primary (control-plane) host, for the host scope.
+  returned: scope=spec
+  type: list
+  elements: dict
+documents_secondary:
+  description: The same documents with the templates evaluated for a secondary host (C(.IsPrimary) false).
   returned: scope=spec
   type: list
   elements: dict
@@ -290,6 +319,30 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 
+def spec_documents(p):
+    """The documents for a primary (control-plane) and a secondary host: kURL's ``{{kurl ...}}`` templates evaluated
+    as kURL does for this run (O(run)), a file's text before it is parsed, inline documents scalar by scalar.
+    On the controller only (scope spec): the host scope never loads YAML or template code."""
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurltemplate
+
+    installer = {"apiVersion": "cluster.kurl.sh/v1beta1", "kind": "Installer", "spec": p["installer"] or {}}
+    source = p["host_preflight_file"]
+    text = yamlio.decode(yamlio.read_bytes(source), source) if source else None
+    out = {}
+    for variant, primary in (("primary", True), ("secondary", False)):
+        data = kurltemplate.template_data(installer, is_primary=primary, is_join=p["run"] == "join",
+                                          is_upgrade=p["run"] == "upgrade", primary_hosts=p["primary_hosts"],
+                                          secondary_hosts=p["secondary_hosts"])
+        docs = [kurltemplate.render_tree(d, data, source="host_preflight[%d]" % i) for i, d in enumerate(p["host_preflight"] or [])]
+        if text is not None:
+            docs += [d for d in yamlio.load(kurltemplate.render_text(text, data, source), source, multi=True) if d is not None]
+        out[variant] = docs
+    return out
+
+
 def main():
     received = time.time()  # the host's clock when the module starts (the action plugin timed the exchange)
     module = AnsibleModule(
@@ -311,6 +364,10 @@ def main():
             "hosts": {"type": "dict", "default": {}},
             "host_preflight": {"type": "list", "elements": "raw"},
             "host_preflight_file": {"type": "path"},
+            "run": {"type": "str", "choices": ["install", "join", "upgrade"], "default": "install"},
+            "installer": {"type": "dict"},
+            "primary_hosts": {"type": "list", "elements": "str", "default": []},
+            "secondary_hosts": {"type": "list", "elements": "str", "default": []},
             "networks": {"type": "dict"},
             "etcd_disk": {"type": "dict"},
             "max_clock_offset": {"type": "float", "default": 2.0},
@@ -320,17 +377,14 @@ def main():
     p = module.params
     try:
         if p["scope"] == "spec":
-            documents = list(p["host_preflight"] or [])
-            if p["host_preflight_file"]:
-                # On the controller only (scope spec): the host scope never loads YAML code.
-                from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio  # pylint: disable=import-outside-toplevel
-
-                documents += [d for d in yamlio.load_file(p["host_preflight_file"], multi=True) if d is not None]
-            plan = hostpreflight.load(documents, source=p["host_preflight_file"] or "host_preflight")
+            variants = spec_documents(p)
+            plan = hostpreflight.load(variants["primary"], source=p["host_preflight_file"] or "host_preflight")
+            hostpreflight.load(variants["secondary"], source=p["host_preflight_file"] or "host_preflight")
             for warning in plan["warnings"]:
                 module.warn(warning)
-            module.exit_json(changed=False, documents=documents, unsupported=plan["warnings"],
-                             collectors=[k for k, _s in plan["collectors"]], analyzers=[k for k, _s in plan["analyzers"]])
+            module.exit_json(changed=False, documents=variants["primary"], documents_secondary=variants["secondary"],
+                             unsupported=plan["warnings"], collectors=[k for k, _s in plan["collectors"]],
+                             analyzers=[k for k, _s in plan["analyzers"]])
         cfg = settings(p["thresholds"], p["disks"], p["ports"], p["distributions"], p["kernel_features"],
                        p["ignore"], p["install_configures"], networks=p["networks"], etcd_disk=p["etcd_disk"],
                        max_clock_offset=p["max_clock_offset"])
