@@ -731,7 +731,7 @@ def judge_network(network, networks):
             clashes.append("%s %s overlaps this host's %s" % (NETWORK_NAMES[name], cidr, ", ".join(found[:4])))
     if clashes:
         res.append(_result("networks", "fail", "%s: pods or services there would be unreachable from this host, or "
-                           "its own network from them; choose ranges that no host uses (in the installer spec) "
+                           "its own network from them; choose ranges that no host uses (in the installer spec)"
                            % "; ".join(clashes)))
     else:
         res.append(_result("networks", "pass", "%s clear of this host's %d address(es) and %d route(s)" % (
