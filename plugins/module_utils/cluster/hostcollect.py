@@ -94,6 +94,9 @@ class _Failed(Exception):
         self.files = files or {}
 
 
+CollectError = _Failed  # what read_file raises for a file it will not read (for the support bundle's reader)
+
+
 # ------------------------------------------------------------------------------------------ host access
 
 
@@ -132,7 +135,7 @@ def run_bounded(argv, timeout=RUN_TIMEOUT, env=None, cwd=None, limit=MAX_OUTPUT)
     return rc, out, err
 
 
-def _read_file(path, limit=MAX_READ):
+def read_file(path, limit=MAX_READ):
     """Text of the regular file ``path``, at most ``limit`` bytes (more is an error, never a partial parse).
     A FIFO or device is refused unopened-for-blocking; a missing file raises FileNotFoundError."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -169,7 +172,7 @@ class _Host:
 
     def read(self, path, default=_MISSING, limit=MAX_READ):
         try:
-            return _read_file(self.path(path), limit)
+            return read_file(self.path(path), limit)
         except (OSError, _Failed):
             if default is self._MISSING:
                 raise
@@ -375,7 +378,7 @@ def _sysctl(host, spec, path):
                               {path: values})
             full = os.path.join(dirpath, name)
             try:
-                values[os.path.relpath(full, base).replace(os.sep, ".")] = _read_file(full, SYSCTL_VALUE_MAX).strip()
+                values[os.path.relpath(full, base).replace(os.sep, ".")] = read_file(full, SYSCTL_VALUE_MAX).strip()
             except (OSError, _Failed):
                 continue
     if not values:

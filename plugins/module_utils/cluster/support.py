@@ -19,7 +19,7 @@ import os
 import re
 import time
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcd, preflight
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcd, hostcollect, preflight
 from ansible_collections.mooring.cluster.plugins.module_utils.common.redact import merge_counts, redact
 
 MIB = 1024 * 1024
@@ -35,17 +35,14 @@ UNIT_PROPERTIES = "Id,LoadState,ActiveState,SubState,NRestarts,ExecMainStatus,Ac
 
 
 def read_text(path, limit=MAX_FILE):
-    """A regular file's text (at most ``limit`` bytes; more is cut with a note), or None when it is absent."""
+    """A regular file's text (hostcollect's bounded reader), None when it is absent; a file over ``limit`` bytes,
+    a directory or a special file is a one-line note in its place."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return hostcollect.read_file(path, limit)
     except FileNotFoundError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        if not os.path.isfile(path):
-            return None
-        data = handle.read(limit + 1)
-    text = data[:limit].decode("utf-8", "replace")
-    return text + ("\n[cut at %d bytes]\n" % limit if len(data) > limit else "")
+    except (hostcollect.CollectError, OSError) as exc:
+        return "[not read: %s]\n" % exc
 
 
 def _journal(run, unit, since_hours):

@@ -156,3 +156,16 @@ def test_the_archive_holds_the_index_first_and_the_controllers_files_redacted(tm
                                      "mooring-support-x/hosts/e1/units.txt"]
         assert tar.extractfile(names[0]).read().decode() == index
     assert json.loads(json.dumps(found))  # plain data, for the task result
+
+
+def test_read_text_is_bounded_and_names_what_it_will_not_read(tmp_path):
+    small = tmp_path / "small"
+    small.write_text("abc")
+    big = tmp_path / "big"
+    big.write_text("x" * 100)
+    assert support.read_text(str(small)) == "abc"
+    assert support.read_text(str(tmp_path / "absent")) is None
+    assert support.read_text(str(big), limit=10) == "[not read: %s is larger than 10 bytes; not read]\n" % big
+    os.mkfifo(tmp_path / "fifo")
+    assert support.read_text(str(tmp_path / "fifo")).startswith("[not read: ")  # never opened for a blocking read
+    assert support.read_text(str(tmp_path)).startswith("[not read: ")  # a directory
