@@ -55,4 +55,5 @@ class ActionModule(MooringAction):
         size = supportbundle.write_archive(dest, "mooring-support-%s" % stamp, entries, now)
         return {"changed": True, "path": dest, "size": size, "redacted": redacted,
                 "findings": [{"severity": s, "host": h, "text": t} for s, h, t in found],
+                "finding_lines": ["%s %s: %s" % (s.upper(), h, t) for s, h, t in found],
                 "index_lines": entries["index.md"].splitlines()}

@@ -81,6 +81,11 @@ findings:
   returned: always
   type: list
   elements: dict
+finding_lines:
+  description: RV(findings) as lines, C(SEVERITY HOST - TEXT) (severity, host, colon, text).
+  returned: always
+  type: list
+  elements: str
 redacted:
   description: How many secrets of each kind were taken out (hosts and controller files).
   returned: always
