@@ -323,10 +323,8 @@ def spec_documents(p):
     """The documents for a primary (control-plane) and a secondary host: kURL's ``{{kurl ...}}`` templates evaluated
     as kURL does for this run (O(run)), a file's text before it is parsed, inline documents scalar by scalar.
     On the controller only (scope spec): the host scope never loads YAML or template code."""
-    # pylint: disable-next=import-outside-toplevel
-    from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
-    # pylint: disable-next=import-outside-toplevel
-    from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurltemplate
+    from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio  # pylint: disable=import-outside-toplevel
+    from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurltemplate  # pylint: disable=import-outside-toplevel
 
     installer = {"apiVersion": "cluster.kurl.sh/v1beta1", "kind": "Installer", "spec": p["installer"] or {}}
     source = p["host_preflight_file"]

@@ -19,11 +19,13 @@ the action.
 
 from __future__ import annotations
 
+import math
 import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 LEFT, RIGHT = "{{kurl", "}}"
+END_ACTION = LEFT + " end" + RIGHT
 _SPACE = " \t\r\n"
 _ACTION_CLIP = 80
 _KEYWORDS = ("if", "else", "end", "range", "with", "break", "continue", "define", "template", "block")
@@ -242,7 +244,7 @@ class _Parser(object):
             else:
                 nodes.append(("action", self.pipeline(item, 0, "action"), item))
         if opener is not None:
-            raise self.fail("unexpected end of template: missing {{kurl end}}", opener)
+            raise self.fail("unexpected end of template: missing %s" % END_ACTION, opener)
         return nodes, None
 
     def control(self, item, word, start):
@@ -261,7 +263,7 @@ class _Parser(object):
                 other, stop = self.parse_list(item)
                 rest = stop.tokens[1:]
                 if stop.tokens[0][1] == "else":
-                    raise self.fail("expected {{kurl end}}, found a second else", stop)
+                    raise self.fail("expected %s, found a second else" % END_ACTION, stop)
         if rest and stop.tokens[0][1] == "end":
             raise self.fail("unexpected \"%s\" after end" % rest[0][3], stop)
         del self.vars[mark:]
@@ -308,7 +310,7 @@ class _Parser(object):
             self.pos += 1
 
     def operand(self):
-        kind, value, _, text = self.peek()
+        kind, value, _pos, text = self.peek()
         self.pos += 1
         if kind == "lit":
             node = ("lit", value)
@@ -372,12 +374,12 @@ def _truth(value):
 
 def _go_float(value):
     """A float as Go's %v prints it: shortest digits, exponent form below 1e-4 and from 1e+06."""
-    if value != value or value in (float("inf"), float("-inf")):
-        return "NaN" if value != value else "+Inf" if value > 0 else "-Inf"
+    if math.isnan(value) or math.isinf(value):
+        return "NaN" if math.isnan(value) else "+Inf" if value > 0 else "-Inf"
     if value == 0:
         return "0"
-    mantissa, _, exp = repr(abs(value)).partition("e")
-    whole, _, frac = mantissa.partition(".")
+    mantissa, _sep, exp = repr(abs(value)).partition("e")
+    whole, _dot, frac = mantissa.partition(".")
     digits = (whole + frac).lstrip("0")
     point = len(whole) + int(exp or 0) - (len(whole + frac) - len(digits))
     digits = digits.rstrip("0")
@@ -730,7 +732,7 @@ class _Exec(object):
                     del self.vars[mark:]
 
     def loop(self, node, dot):
-        _, (decl, _, cmds), body, other, self.item = node
+        _node_kind, (decl, _assign, cmds), body, other, self.item = node
         value = self.commands(cmds, dot)
         if isinstance(value, dict):
             pairs = [(key, value[key]) for key in sorted(value, key=str)]
@@ -759,7 +761,7 @@ class _Exec(object):
         decl, assign, cmds = pipe
         value = self.commands(cmds, dot)
         if assign:
-            at = max(i for i, (name, _) in enumerate(self.vars) if name == decl[0])
+            at = max(i for i, (name, _value) in enumerate(self.vars) if name == decl[0])
             self.vars[at] = (decl[0], value)
         elif decl:
             self.vars.append((decl[0], value))
