@@ -130,6 +130,13 @@ host_preflights:
   type: dict
   sample: {documents: [{apiVersion: troubleshoot.sh/v1beta2, kind: HostPreflight, spec: {collectors: [], analyzers: []}}],
            enforceWarnings: false}
+installer_spec:
+  description:
+    - The lock's C(spec), the installer spec it was resolved from (kURL's host preflight templates read it as
+      C(.Installer.Spec)).
+  returned: always
+  type: dict
+  sample: {kubernetes: {version: 1.33.9, podCIDR: 10.32.0.0/16}, containerd: {version: 1.6.20}}
 etcd_topology:
   description: The etcd add-on's C(topology) option, C(external) when the lock has no etcd add-on or no topology.
   returned: always

@@ -12,10 +12,15 @@ version_added: 0.1.0
 description:
   - With O(scope=host) (run on every host), gathers the host's facts (CPUs, memory, free
     disk, swap, listening ports, kernel features, cgroup version and driver, systemd, time
-    sync, distribution, hostname, machine-id, TCP reachability of its peers) and judges the
-    single-host checks against thresholds for the host's roles.
+    sync, distribution, hostname, machine-id, TCP reachability of its peers, addresses and routes,
+    and on etcd hosts the fdatasync latency of etcd's disk) and judges the single-host checks against
+    thresholds for the host's roles - among them a default route, and the pod and service networks
+    (O(networks)) overlapping none of the host's addresses and routes.
+  - Its action plugin times the exchange on the controller, so that each host's clock offset from the
+    controller's is estimated as NTP does (with an error bound of half the round trip); O(scope=inventory)
+    judges it against O(max_clock_offset).
   - With O(scope=inventory) (run once, on the controller), judges what needs every host at
-    once (unique hostnames and machine-ids, reachability) from the host-scope results, and
+    once (unique hostnames and machine-ids, reachability, clock offsets) from the host-scope results, and
     returns one report for the whole inventory - a table host x check and one line per
     failure or warning saying what to do, and one line per thing the install configures.
   - Three outcomes besides pass - V(fail) blocks the install, V(warn) should be fixed, and
@@ -29,7 +34,7 @@ author:
 attributes:
   check_mode:
     support: full
-    description: Read-only; runs the same in check mode.
+    description: Read-only, but for the etcd disk test's temporary file; in check mode that test is left out.
   diff_mode:
     support: none
     description: Nothing is changed, so there is nothing to diff.
@@ -96,6 +101,50 @@ options:
     elements: str
     choices: [swap, bridge_netfilter, overlayfs, ip_forward]
     default: [swap, bridge_netfilter, overlayfs, ip_forward]
+  run:
+    description:
+      - O(scope=spec). The run the documents are for; kURL's C({{kurl ...}}) templates see it as C(.IsJoin) and
+        C(.IsUpgrade).
+    type: str
+    choices: [install, join, upgrade]
+    default: install
+  installer:
+    description:
+      - O(scope=spec). The installer spec (the lock's C(spec)), which kURL's templates read as C(.Installer.Spec)
+        (C(.Installer.Spec.Kubernetes.Version) is C(spec.kubernetes.version); an add-on the spec lacks reads as empty).
+    type: dict
+  primary_hosts:
+    description: O(scope=spec). The control-plane hosts' addresses (C(.PrimaryHosts); C(.RemoteHosts) with the others).
+    type: list
+    elements: str
+    default: []
+  secondary_hosts:
+    description: O(scope=spec). The other hosts' addresses (C(.SecondaryHosts)).
+    type: list
+    elements: str
+    default: []
+  networks:
+    description:
+      - The cluster's networks, C(pod) and C(service) (CIDRs), that must overlap none of the host's addresses and
+        routes (the default route aside; on a re-run, the cluster's own CNI and kube-proxy devices' entries inside
+        them are no clash). Omit for the installer spec's defaults (pod V(10.32.0.0/16), service V(10.96.0.0/16)).
+    type: dict
+  etcd_disk:
+    description:
+      - The write-latency test of etcd's disk, on hosts with one of its C(roles) (default V([etcd])) - C(path)
+        (default V(/var/lib/etcd); its nearest existing parent is measured, a temporary file written there and
+        removed), C(bytes) written (default 1 MiB) C(operation_bytes) at a time (default 2300, each followed by
+        fdatasync), at most C(timeout_s) seconds (default 15). The 99th percentile of fdatasync above
+        C(warn_p99_ms) (default 10, etcd's guidance) warns, above C(fail_p99_ms) (default 100) fails. Not run in
+        check mode (it writes).
+      - Merged over the defaults.
+    type: dict
+  max_clock_offset:
+    description:
+      - O(scope=inventory). Seconds a host's clock may be from the controller's; beyond it (with the measurement's
+        error bound) the C(clock) check fails.
+    type: float
+    default: 2.0
   peers:
     description: The other hosts, name to address, whose TCP port O(peer_port) must answer.
     type: dict
@@ -223,7 +272,14 @@ unsupported:
   type: list
   elements: str
 documents:
-  description: The HostPreflight documents read (from O(host_preflight_file) and O(host_preflight)), for the host scope.
+  description:
+    - The HostPreflight documents read (from O(host_preflight_file) and O(host_preflight)), kURL's templates
+      evaluated for a primary (control-plane) host, for the host scope.
+  returned: scope=spec
+  type: list
+  elements: dict
+documents_secondary:
+  description: The same documents with the templates evaluated for a secondary host (C(.IsPrimary) false).
   returned: scope=spec
   type: list
   elements: dict
@@ -246,6 +302,8 @@ host_preflight:
   type: dict
 """
 
+import time
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostcollect, hostpreflight
@@ -261,7 +319,30 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 
+def spec_documents(p):
+    """The documents for a primary (control-plane) and a secondary host: kURL's ``{{kurl ...}}`` templates evaluated
+    as kURL does for this run (O(run)), a file's text before it is parsed, inline documents scalar by scalar.
+    On the controller only (scope spec): the host scope never loads YAML or template code."""
+    from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio  # pylint: disable=import-outside-toplevel
+    from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurltemplate  # pylint: disable=import-outside-toplevel
+
+    installer = {"apiVersion": "cluster.kurl.sh/v1beta1", "kind": "Installer", "spec": p["installer"] or {}}
+    source = p["host_preflight_file"]
+    text = yamlio.decode(yamlio.read_bytes(source), source) if source else None
+    out = {}
+    for variant, primary in (("primary", True), ("secondary", False)):
+        data = kurltemplate.template_data(installer, is_primary=primary, is_join=p["run"] == "join",
+                                          is_upgrade=p["run"] == "upgrade", primary_hosts=p["primary_hosts"],
+                                          secondary_hosts=p["secondary_hosts"])
+        docs = [kurltemplate.render_tree(d, data, source="host_preflight[%d]" % i) for i, d in enumerate(p["host_preflight"] or [])]
+        if text is not None:
+            docs += [d for d in yamlio.load(kurltemplate.render_text(text, data, source), source, multi=True) if d is not None]
+        out[variant] = docs
+    return out
+
+
 def main():
+    received = time.time()  # the host's clock when the module starts (the action plugin timed the exchange)
     module = AnsibleModule(
         argument_spec={
             "scope": {"type": "str", "choices": ["host", "inventory", "spec"], "default": "host"},
@@ -281,27 +362,32 @@ def main():
             "hosts": {"type": "dict", "default": {}},
             "host_preflight": {"type": "list", "elements": "raw"},
             "host_preflight_file": {"type": "path"},
+            "run": {"type": "str", "choices": ["install", "join", "upgrade"], "default": "install"},
+            "installer": {"type": "dict"},
+            "primary_hosts": {"type": "list", "elements": "str", "default": []},
+            "secondary_hosts": {"type": "list", "elements": "str", "default": []},
+            "networks": {"type": "dict"},
+            "etcd_disk": {"type": "dict"},
+            "max_clock_offset": {"type": "float", "default": 2.0},
         },
         supports_check_mode=True,
     )
     p = module.params
     try:
         if p["scope"] == "spec":
-            documents = list(p["host_preflight"] or [])
-            if p["host_preflight_file"]:
-                # On the controller only (scope spec): the host scope never loads YAML code.
-                from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio  # pylint: disable=import-outside-toplevel
-
-                documents += [d for d in yamlio.load_file(p["host_preflight_file"], multi=True) if d is not None]
-            plan = hostpreflight.load(documents, source=p["host_preflight_file"] or "host_preflight")
+            variants = spec_documents(p)
+            plan = hostpreflight.load(variants["primary"], source=p["host_preflight_file"] or "host_preflight")
+            hostpreflight.load(variants["secondary"], source=p["host_preflight_file"] or "host_preflight")
             for warning in plan["warnings"]:
                 module.warn(warning)
-            module.exit_json(changed=False, documents=documents, unsupported=plan["warnings"],
-                             collectors=[k for k, _s in plan["collectors"]], analyzers=[k for k, _s in plan["analyzers"]])
+            module.exit_json(changed=False, documents=variants["primary"], documents_secondary=variants["secondary"],
+                             unsupported=plan["warnings"], collectors=[k for k, _s in plan["collectors"]],
+                             analyzers=[k for k, _s in plan["analyzers"]])
         cfg = settings(p["thresholds"], p["disks"], p["ports"], p["distributions"], p["kernel_features"],
-                       p["ignore"], p["install_configures"])
+                       p["ignore"], p["install_configures"], networks=p["networks"], etcd_disk=p["etcd_disk"],
+                       max_clock_offset=p["max_clock_offset"])
         if p["scope"] == "inventory":
-            results, text, summary = run_inventory(p["hosts"], cfg["ignore"])
+            results, text, summary = run_inventory(p["hosts"], cfg["ignore"], cfg["max_clock_offset"])
             module.exit_json(
                 changed=False, checks=results, report=text, report_lines=text.splitlines(),
                 failures=[{"host": h, "check": c, "message": m} for h, c, m in summary["failed"]],
@@ -312,8 +398,10 @@ def main():
                 summary=text.splitlines()[-1], passed=not summary["failed"])
         roles = host_roles(p["roles"])
         disk_paths = [d["path"] for d in cfg["disks"] if set(d["roles"]) & set(roles)]
+        # The disk test writes (a temporary file, removed): not in a check run.
+        etcd_disk = cfg["etcd_disk"] if set(roles) & set(cfg["etcd_disk"]["roles"]) and not module.check_mode else None
         facts = gather(run=module.run_command, disk_paths=disk_paths, peers=p["peers"],
-                       peer_port=p["peer_port"])
+                       peer_port=p["peer_port"], etcd_disk=etcd_disk)
         checks = judge_host(facts, roles, cfg)
         extra = {}
         if p["host_preflight"]:
@@ -324,6 +412,7 @@ def main():
             extra["host_preflight"] = {"results": results, "errors": got["errors"], "collected": got["collected"]}
     except MooringError as exc:
         module.fail_json(msg=str(exc), problems=list(getattr(exc, "problems", None) or []))
+    facts["clock"] = {"received": received, "replied": time.time()}  # the action plugin turns it into an offset
     module.exit_json(changed=False, facts=facts, roles=roles, checks=checks, **extra)
 
 

@@ -19,6 +19,7 @@ import ast
 import functools
 import importlib
 import os
+import time
 
 import yaml
 from ansible.errors import AnsibleActionFail
@@ -26,6 +27,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import clock_offset
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 display = Display()
@@ -113,6 +115,19 @@ class MooringAction(ActionBase):
         if os.path.isabs(path) or os.path.exists(path):
             return os.path.abspath(path)
         return self._find_needle("files", path)
+
+    def execute_timed(self, module_name, args, task_vars):
+        """Run host module ``module_name`` (unset options left out) and time the exchange on the controller: a
+        result whose ``facts.clock`` holds the host's ``received`` and ``replied`` times gets the host's clock
+        offset from the controller's instead (NTP's estimate and error bound, preflight.clock_offset)."""
+        args = {k: v for k, v in args.items() if v is not None}
+        sent = time.time()
+        result = self._execute_module(module_name=module_name, module_args=args, task_vars=task_vars)
+        back = time.time()
+        clock = (result.get("facts") or {}).get("clock") or {}
+        if "received" in clock and "replied" in clock:
+            result["facts"]["clock"] = clock_offset(sent, clock["received"], clock["replied"], back)
+        return result
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)

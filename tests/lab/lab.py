@@ -62,7 +62,8 @@ RUNROOT = Path("/run/mooring-lab")
 if str(CACHE) != str(DEFAULT_CACHE):
     RUNROOT = RUNROOT / ("cache-" + hashlib.sha256(str(CACHE.resolve()).encode()).hexdigest()[:12])
 APT_PACKAGES = ["podman", "runc", "netavark", "aardvark-dns", "debootstrap", "buildah", "skopeo", "busybox-static",
-                "openssh-client", "iproute2", "iptables"]  # netavark sets up its bridges with iptables
+                "openssh-client", "iproute2", "iptables",  # netavark sets up its bridges with iptables
+                "libfaketime"]  # the preflight scenario's clock-skew stand-in (hosts share the kernel's clock)
 NETWORK_BACKEND = "netavark"
 BRIDGE_PREFIX = "mlab"  # bridge of lab network 10.89.X.0/24 is mlabX
 # Bump when the way lab networks are made changes: networks of another version are recreated.
@@ -647,12 +648,8 @@ def cmd_up(args):
             futs = [pool.submit(start_host, args.name, i, image, args.privileged) for i in range(1, args.hosts + 1)]
             for i, fut in enumerate(futs, start=1):
                 hosts[fut.result()] = host_address(args.name, i)
-        if args.privileged:
-            # Internal networks have no default route; give privileged hosts one (to an unused
-            # address) so ansible_default_ipv4 is filled as on a real host.
-            for h in hosts:
-                podman("exec", h, "ip", "route", "replace", "default", "via", lab_prefix(args.name) + ".254",
-                       check=False)
+        for h in hosts:
+            default_route(args.name, h)
         detail = wait_ready(args.name, hosts)
     except (LabError, KeyboardInterrupt):
         if not args.keep_on_failure:
@@ -677,6 +674,15 @@ def platform_index(name, platform):
     return int(m.group(1))
 
 
+def default_route(name, host):
+    """Internal networks have no default route; give the host one, as a real site's host has (air-gapped
+    or not: kubelet, kube-proxy and the CNIs take the node's address from it, and preflight checks it).
+    Its gateway is an unused lab address: nothing answers there, so nothing leaves the lab. Set from the
+    controller in the host's network namespace (an unprivileged host may not change its routes)."""
+    pid = podman("inspect", "-f", "{{.State.Pid}}", host).stdout.strip()
+    run(["nsenter", "-t", pid, "-n", "ip", "route", "replace", "default", "via", lab_prefix(name) + ".254"])
+
+
 def cmd_create(args):
     """Create the hosts listed by molecule's platforms (JSON), wait until they are ready, write the lab's known_hosts."""
     platforms = json.loads(args.platforms)
@@ -691,10 +697,9 @@ def cmd_create(args):
                 if h not in existing}
         for fut in futs.values():
             fut.result()
-    for h, (i, priv) in wanted.items():
+    for h, (i, _priv) in wanted.items():
         hosts[h] = host_address(args.name, i)
-        if priv:
-            podman("exec", h, "ip", "route", "replace", "default", "via", lab_prefix(args.name) + ".254", check=False)
+        default_route(args.name, h)
     wait_ready(args.name, hosts)
     print("lab %s: %d hosts ready in %.1f s; known_hosts %s"
           % (args.name, len(hosts), time.monotonic() - t0, known_hosts_path(args.name).relative_to(ROOT)))

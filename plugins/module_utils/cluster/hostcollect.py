@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import decimal
 import errno
 import http.client
 import ipaddress
@@ -56,8 +55,10 @@ from urllib.parse import urlsplit
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostpreflight
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import (
+    fdatasync_latencies,
     free_mb,
     module_files,
+    nearest_rank,
     parse_meminfo,
     parse_os_release,
     probe_tcp,
@@ -91,6 +92,9 @@ class _Failed(Exception):
     def __init__(self, why, files=None):
         super().__init__(why)
         self.files = files or {}
+
+
+CollectError = _Failed  # what read_file raises for a file it will not read (for the support bundle's reader)
 
 
 # ------------------------------------------------------------------------------------------ host access
@@ -131,7 +135,7 @@ def run_bounded(argv, timeout=RUN_TIMEOUT, env=None, cwd=None, limit=MAX_OUTPUT)
     return rc, out, err
 
 
-def _read_file(path, limit=MAX_READ):
+def read_file(path, limit=MAX_READ):
     """Text of the regular file ``path``, at most ``limit`` bytes (more is an error, never a partial parse).
     A FIFO or device is refused unopened-for-blocking; a missing file raises FileNotFoundError."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -168,7 +172,7 @@ class _Host:
 
     def read(self, path, default=_MISSING, limit=MAX_READ):
         try:
-            return _read_file(self.path(path), limit)
+            return read_file(self.path(path), limit)
         except (OSError, _Failed):
             if default is self._MISSING:
                 raise
@@ -374,7 +378,7 @@ def _sysctl(host, spec, path):
                               {path: values})
             full = os.path.join(dirpath, name)
             try:
-                values[os.path.relpath(full, base).replace(os.sep, ".")] = _read_file(full, SYSCTL_VALUE_MAX).strip()
+                values[os.path.relpath(full, base).replace(os.sep, ".")] = read_file(full, SYSCTL_VALUE_MAX).strip()
             except (OSError, _Failed):
                 continue
     if not values:
@@ -851,21 +855,7 @@ def _filesystem_performance(host, spec, path):
         raise _Failed("fileSize must be at least 1 byte")
     full = host.path(directory)
     os.makedirs(full, mode=0o700, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=".mooring-fsperf-", dir=full)
-    latencies = []
-    try:
-        block, written, deadline = os.urandom(op_size), 0, host.now() + timeout
-        while written < file_size and host.now() < deadline:
-            view = memoryview(block)[:min(op_size, file_size - written)]
-            while view:
-                view = view[os.write(fd, view):]
-            started = time.perf_counter_ns()
-            os.fdatasync(fd)
-            latencies.append(time.perf_counter_ns() - started)
-            written += min(op_size, file_size - written)
-    finally:
-        os.close(fd)
-        os.unlink(temp)
+    latencies = fdatasync_latencies(full, op_size, file_size, timeout, clock=host.now)
     if not latencies:
         raise _Failed("no write completed within %gs" % timeout)
     return {path: fio_result(latencies)}
@@ -876,10 +866,7 @@ def fio_result(latencies):
     ordered = sorted(latencies)
     n = len(ordered)
     mean = sum(ordered) / float(n)
-    percentiles = {}
-    for key in hostpreflight._PERCENTILES.values():
-        rank = int((decimal.Decimal(key) * n / 100).to_integral_value(rounding=decimal.ROUND_CEILING))
-        percentiles[key] = ordered[min(n, max(rank, 1)) - 1]
+    percentiles = {key: nearest_rank(ordered, key) for key in hostpreflight._PERCENTILES.values()}
     stddev = (sum((x - mean) ** 2 for x in ordered) / n) ** 0.5
     return {"jobs": [{"jobname": "fsperf", "sync": {"total_ios": n, "lat_ns": {
         "min": ordered[0], "max": ordered[-1], "mean": mean, "stddev": stddev, "N": n, "percentile": percentiles}}}]}

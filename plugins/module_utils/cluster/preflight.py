@@ -21,9 +21,14 @@ a check not in it keeps blocking. Nothing here changes anything on a host.
 from __future__ import annotations
 
 import copy
+import decimal
+import ipaddress
+import json
 import os
 import re
 import socket
+import tempfile
+import time
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
@@ -39,7 +44,7 @@ STATUSES = ("pass", "install", "warn", "fail", "ignored")
 CHECKS = (
     "cpu", "memory", "disk", "swap", "ports", "bridge_netfilter", "overlayfs", "ip_forward",
     "ipvs", "ipip", "wireguard", "cgroup", "systemd", "time_sync", "distribution",
-    "hostname", "machine_id", "reachability",
+    "hostname", "machine_id", "reachability", "default_route", "networks", "etcd_disk", "clock",
 )
 KERNEL_FEATURES = ("ipvs", "ipip", "wireguard")
 # What the install (roles/kubeadm: tasks/swap.yml, tasks/kernel.yml) configures on a host that is
@@ -82,6 +87,21 @@ DEFAULT_DISTRIBUTIONS = {
     "rocky": ["8", "9"],
     "almalinux": ["8", "9"],
 }
+# The installer spec's defaults (spec/installer.py DEFAULTS; a unit test keeps them equal): the networks a
+# cluster gets when neither a lock nor preflight_networks names them.
+DEFAULT_NETWORKS = {"pod": "10.32.0.0/16", "service": "10.96.0.0/16"}
+NETWORK_NAMES = {"pod": "pod CIDR (spec.kubernetes.podCIDR)", "service": "service CIDR (spec.kubernetes.serviceCIDR)"}
+# Devices of the cluster's own networking: on an installed host their addresses and routes lie inside the
+# pod or service CIDR on purpose (CNI bridges and tunnels, kube-proxy's IPVS dummy), so they are no clash.
+CLUSTER_DEVICES = re.compile(r"^(cni|flannel|cali|tunl|vxlan|cilium|weave|kube-ipvs|antrea|genev|nodelocaldns|lxc)")
+# etcd's disk: the write pattern of its write-ahead log (small writes, each followed by fdatasync), measured
+# in the data directory (its nearest existing parent), bounded in bytes and time. etcd's hardware guidance:
+# the 99th percentile of fdatasync under 10 ms; far above it, leader elections and timeouts follow.
+DEFAULT_ETCD_DISK = {"path": "/var/lib/etcd", "roles": ["etcd"], "warn_p99_ms": 10, "fail_p99_ms": 100,
+                     "bytes": 1024 * 1024, "operation_bytes": 2300, "timeout_s": 15}
+# Clocks: a host this far from the controller (where the PKI is made and dated) fails, beyond the
+# measurement's own error bound.
+DEFAULT_MAX_CLOCK_OFFSET = 2.0
 HOSTNAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$")
 TCP_LISTEN = "0A"
 
@@ -89,7 +109,7 @@ TCP_LISTEN = "0A"
 # ---------------------------------------------------------------- settings
 
 def settings(thresholds=None, disks=None, ports=None, distributions=None, kernel_features=None, ignore=None,
-             install_configures=None):
+             install_configures=None, networks=None, etcd_disk=None, max_clock_offset=None):
     """Validated settings: user values merged over the defaults. Raises PreflightError.
 
     ``install_configures`` None means the default (every check the install configures);
@@ -152,12 +172,37 @@ def settings(thresholds=None, disks=None, ports=None, distributions=None, kernel
         if check not in INSTALL_CONFIGURABLE:
             problems.append("install_configures: %r is not something the install configures (use any of %s)"
                             % (check, ", ".join(INSTALL_CONFIGURABLE)))
+    nets = dict(DEFAULT_NETWORKS if networks is None else networks)
+    for name, cidr in sorted(nets.items()):
+        if name not in NETWORK_NAMES:
+            problems.append("networks: unknown network %r (use %s)" % (name, ", ".join(sorted(NETWORK_NAMES))))
+            continue
+        try:
+            ipaddress.ip_network(str(cidr), strict=False)
+        except ValueError as exc:
+            problems.append("networks.%s: %r is not a network in CIDR notation (%s)" % (name, cidr, exc))
+    ed = dict(DEFAULT_ETCD_DISK)
+    ed.update(etcd_disk or {})
+    unknown = sorted(set(ed) - set(DEFAULT_ETCD_DISK))
+    if unknown:
+        problems.append("etcd_disk: unknown key(s) %s (use %s)" % (", ".join(unknown), ", ".join(sorted(DEFAULT_ETCD_DISK))))
+    if not str(ed["path"]).startswith("/"):
+        problems.append("etcd_disk.path: needs an absolute path, got %r" % (ed["path"],))
+    if not isinstance(ed["roles"], list) or [r for r in ed["roles"] if r not in ROLES]:
+        problems.append("etcd_disk.roles: a list of %s, got %r" % (", ".join(ROLES), ed["roles"]))
+    for key, low, high in (("warn_p99_ms", 0, 10000), ("fail_p99_ms", 0, 10000), ("bytes", 0, 64 * MIB),
+                           ("operation_bytes", 1, MIB), ("timeout_s", 1, 300)):
+        if not isinstance(ed[key], (int, float)) or isinstance(ed[key], bool) or not low <= ed[key] <= high:
+            problems.append("etcd_disk.%s: a number from %s to %s, got %r" % (key, low, high, ed[key]))
+    clock = DEFAULT_MAX_CLOCK_OFFSET if max_clock_offset is None else max_clock_offset
+    if not isinstance(clock, (int, float)) or isinstance(clock, bool) or clock <= 0:
+        problems.append("max_clock_offset: seconds, a number above 0, got %r" % (clock,))
     if problems:
         raise PreflightError("invalid preflight settings", problems)
     given = DEFAULT_DISTRIBUTIONS if distributions is None else distributions
     dist = {k: [str(v) for v in vs] for k, vs in given.items()}
     return {"thresholds": th, "disks": dk, "ports": pt, "distributions": dist, "kernel_features": kf,
-            "ignore": ig, "install_configures": ic}
+            "ignore": ig, "install_configures": ic, "networks": nets, "etcd_disk": ed, "max_clock_offset": float(clock)}
 
 
 def host_roles(groups):
@@ -295,11 +340,93 @@ def socket_owners(root, inodes):
 
 def free_mb(path, root="/"):
     """(free MiB, the existing directory measured) at PATH or its nearest existing parent."""
+    p = existing_parent(path, root)
+    st = os.statvfs(p)
+    return st.f_bavail * st.f_frsize // MIB, "/" + os.path.relpath(p, root).lstrip(".")
+
+
+def fdatasync_latencies(directory, operation_bytes, total_bytes, timeout, clock=time.monotonic):
+    """fdatasync latencies (ns) of writing ``total_bytes``, ``operation_bytes`` at a time, to a new temporary
+    file in ``directory`` (deleted after), each write followed by fdatasync - etcd's write-ahead log pattern,
+    as fio's ``--rw=write --ioengine=sync --fdatasync=1`` measures it. Stops at ``timeout`` seconds with the
+    latencies measured so far."""
+    fd, temp = tempfile.mkstemp(prefix=".mooring-fsperf-", dir=directory)
+    latencies = []
+    try:
+        block, written, deadline = os.urandom(operation_bytes), 0, clock() + timeout
+        while written < total_bytes and clock() < deadline:
+            view = memoryview(block)[:min(operation_bytes, total_bytes - written)]
+            while view:
+                view = view[os.write(fd, view):]
+            started = time.perf_counter_ns()
+            os.fdatasync(fd)
+            latencies.append(time.perf_counter_ns() - started)
+            written += min(operation_bytes, total_bytes - written)
+    finally:
+        os.close(fd)
+        os.unlink(temp)
+    return latencies
+
+
+def nearest_rank(ordered, percent):
+    """The nearest-rank percentile (``percent``: a number or its text, as fio's "99.000000") of an ascending list."""
+    rank = int((decimal.Decimal(str(percent)) * len(ordered) / 100).to_integral_value(rounding=decimal.ROUND_CEILING))
+    return ordered[min(len(ordered), max(rank, 1)) - 1]
+
+
+def existing_parent(path, root="/"):
+    """PATH, or its nearest parent that exists, below ``root``."""
     p = os.path.join(root, path.lstrip("/"))
     while not os.path.exists(p) and p not in ("/", root):
         p = os.path.dirname(p)
-    st = os.statvfs(p)
-    return st.f_bavail * st.f_frsize // MIB, "/" + os.path.relpath(p, root).lstrip(".")
+    return p
+
+
+def measure_disk(spec, root="/"):
+    """etcd's disk: fdatasync latencies in ``spec["path"]`` (its nearest existing parent: preflight creates
+    nothing) -> ``{p99_ms, p50_ms, writes, measured}`` or ``{error}``."""
+    where = existing_parent(spec["path"], root)
+    try:
+        latencies = sorted(fdatasync_latencies(where, int(spec["operation_bytes"]), int(spec["bytes"]),
+                                               float(spec["timeout_s"])))
+    except OSError as exc:
+        return {"error": "%s: %s" % (where, exc.strerror or exc)}
+    if not latencies:
+        return {"error": "%s: no write completed within %ss" % (where, spec["timeout_s"])}
+    return {"p99_ms": round(nearest_rank(latencies, 99) / 1e6, 3), "p50_ms": round(nearest_rank(latencies, 50) / 1e6, 3),
+            "writes": len(latencies), "measured": "/" + os.path.relpath(where, root).lstrip(".")}
+
+
+def _ip_json(run, argv):
+    rc, out, err = run(argv)
+    if rc != 0:
+        raise ValueError("%s exited %d: %s" % (" ".join(argv), rc, (err or out).strip()[:200]))
+    data = json.loads(out or "[]")
+    if not isinstance(data, list):
+        raise ValueError("%s printed no JSON list" % " ".join(argv))
+    return [e for e in data if isinstance(e, dict)]
+
+
+def gather_networks(run):
+    """This host's addresses and routes (``ip -j``; IPv4 and IPv6, main table) and its default route:
+    ``{addresses: [{dev, cidr}], routes: [{dst, dev}], default_route}`` or ``{error}``."""
+    try:
+        addrs = _ip_json(run, ["ip", "-j", "addr", "show"])
+        routes = _ip_json(run, ["ip", "-j", "-4", "route", "show"]) + _ip_json(run, ["ip", "-j", "-6", "route", "show"])
+    except ValueError as exc:
+        return {"error": str(exc)}
+    addresses = [{"dev": str(e.get("ifname", "")), "cidr": "%s/%s" % (a["local"], a.get("prefixlen", ""))}
+                 for e in addrs for a in e.get("addr_info") or []
+                 if isinstance(a, dict) and a.get("local") and a.get("family") in ("inet", "inet6")]
+    default = None
+    table = []
+    for r in routes:
+        dst, dev = str(r.get("dst", "")), str(r.get("dev", ""))
+        if dst == "default":
+            default = default or ("via %s dev %s" % (r["gateway"], dev) if r.get("gateway") else "dev %s" % dev)
+        elif dst and r.get("type", "unicast") == "unicast":
+            table.append({"dst": dst, "dev": dev})
+    return {"addresses": addresses, "routes": table, "default_route": default}
 
 
 def probe_tcp(address, port, timeout=2.0):
@@ -311,8 +438,9 @@ def probe_tcp(address, port, timeout=2.0):
         return False, str(exc)
 
 
-def gather(root="/", run=None, disk_paths=(), peers=None, peer_port=22, probe=probe_tcp):
-    """Facts of this host. ``run(argv) -> (rc, stdout, stderr)`` runs a program (optional)."""
+def gather(root="/", run=None, disk_paths=(), peers=None, peer_port=22, probe=probe_tcp, etcd_disk=None):
+    """Facts of this host. ``run(argv) -> (rc, stdout, stderr)`` runs a program (optional); ``etcd_disk``
+    (settings' ``etcd_disk``, for a host with one of its roles): measure that disk's write latency."""
     meminfo = parse_meminfo(_read(root, "/proc/meminfo"))
     osr = parse_os_release(_read(root, "/etc/os-release") or _read(root, "/usr/lib/os-release"))
     listening = parse_listening(_read(root, "/proc/net/tcp"), _read(root, "/proc/net/tcp6"))
@@ -381,6 +509,8 @@ def gather(root="/", run=None, disk_paths=(), peers=None, peer_port=22, probe=pr
         "distribution": {"id": osr.get("ID", ""), "version_id": osr.get("VERSION_ID", ""),
                          "pretty": osr.get("PRETTY_NAME", "")},
         "reach": reach,
+        "network": gather_networks(run) if run is not None else {"error": "not gathered"},
+        "etcd_disk": measure_disk(etcd_disk, root) if etcd_disk else None,
     }
 
 
@@ -553,10 +683,102 @@ def judge_host(facts, roles, cfg):
         supported = "; ".join("%s %s" % (d, ", ".join(v)) for d, v in sorted(cfg["distributions"].items()))
         res.append(_result("distribution", "fail", "%s %s is not supported (supported: %s)"
                            % (dist.get("id") or "unknown", dist.get("version_id") or "", supported)))
+    res.extend(judge_network(facts.get("network") or {}, cfg["networks"]))
+    if set(roles) & set(cfg["etcd_disk"]["roles"]) and facts.get("etcd_disk") is not None:  # None: a check run
+        res.append(judge_etcd_disk(facts["etcd_disk"], cfg["etcd_disk"]))
     return res
 
 
-def judge_inventory(hosts):
+def network_clashes(network, cidr):
+    """This host's addresses and routes that overlap ``cidr`` (``"10.89.3.11/24 (eth0)"``), the cluster's own
+    devices' entries inside it aside (a CNI bridge or tunnel, kube-proxy's IPVS dummy on a re-run)."""
+    net = ipaddress.ip_network(cidr, strict=False)
+    found = []
+    for kind, key, items in (("address", "cidr", network.get("addresses") or []),
+                             ("route", "dst", network.get("routes") or [])):
+        for item in items:
+            try:
+                other = ipaddress.ip_interface(item[key]).network
+            except (KeyError, ValueError):
+                continue
+            if other.version != net.version or not other.overlaps(net) or other.prefixlen == 0:
+                continue
+            if CLUSTER_DEVICES.match(item.get("dev") or "") and other.subnet_of(net):
+                continue
+            if other.is_loopback or other.is_link_local:
+                continue
+            found.append("%s %s (%s)" % (kind, item[key], item.get("dev") or "no device"))
+    return found
+
+
+def judge_network(network, networks):
+    """The default route, and the cluster's pod and service networks against this host's addresses and routes."""
+    if network.get("error"):
+        return [_result("default_route", "warn", "routes not read (%s)" % network["error"]),
+                _result("networks", "warn", "addresses and routes not read (%s): the pod and service CIDRs are not "
+                        "checked against this host's networks" % network["error"])]
+    res = []
+    if network.get("default_route"):
+        res.append(_result("default_route", "pass", "default route %s" % network["default_route"]))
+    else:
+        res.append(_result("default_route", "fail", "no default route: kubelet and kube-proxy take the node's address "
+                           "from it; add one (ip route add default via GATEWAY, and in the host's network "
+                           "configuration), even on an air-gapped network"))
+    clashes = []
+    for name, cidr in sorted(networks.items()):
+        found = network_clashes(network, cidr)
+        if found:
+            clashes.append("%s %s overlaps this host's %s" % (NETWORK_NAMES[name], cidr, ", ".join(found[:4])))
+    if clashes:
+        res.append(_result("networks", "fail", "%s: pods or services there would be unreachable from this host, or "
+                           "its own network from them; choose ranges that no host uses (in the installer spec)"
+                           % "; ".join(clashes)))
+    else:
+        res.append(_result("networks", "pass", "%s clear of this host's %d address(es) and %d route(s)" % (
+            " and ".join("%s %s" % (name, cidr) for name, cidr in sorted(networks.items())) or "no networks",
+            len(network.get("addresses") or []), len(network.get("routes") or []))))
+    return res
+
+
+def judge_etcd_disk(measured, spec):
+    """etcd's disk latency (fdatasync p99) against the warn and fail limits."""
+    if measured.get("error"):
+        return _result("etcd_disk", "warn", "etcd disk latency not measured (%s)" % measured["error"])
+    what = "fdatasync p99 %.1f ms (p50 %.1f ms, %d writes of %d bytes in %s)" % (
+        measured["p99_ms"], measured["p50_ms"], measured["writes"], spec["operation_bytes"], measured["measured"])
+    if measured["p99_ms"] > spec["fail_p99_ms"]:
+        return _result("etcd_disk", "fail", "%s, above %s ms: etcd on this disk loses its leader and times out; "
+                       "put %s on a faster disk (SSD)" % (what, spec["fail_p99_ms"], spec["path"]))
+    if measured["p99_ms"] > spec["warn_p99_ms"]:
+        return _result("etcd_disk", "warn", "%s; etcd wants under %s ms: expect slow writes and leader elections "
+                       "under load" % (what, spec["warn_p99_ms"]))
+    return _result("etcd_disk", "pass", what)
+
+
+def clock_offset(sent, received, replied, back):
+    """A host clock's offset from the controller's, as NTP estimates it from one exchange: the controller
+    sent at ``sent`` and got the answer at ``back`` (its clock), the host received at ``received`` and
+    replied at ``replied`` (its clock). ``{offset, error}`` in seconds; the true offset lies within
+    offset +- error (half the round trip less the host's own time)."""
+    delay = max(0.0, (back - sent) - (replied - received))
+    return {"offset": round(((received - sent) + (replied - back)) / 2.0, 3), "error": round(delay / 2.0, 3)}
+
+
+def judge_clock(clock, limit):
+    """A host's clock offset from the controller (:func:`clock_offset`) against ``limit`` seconds."""
+    offset, error = clock["offset"], clock["error"]
+    where = "%.2f s %s the controller's (+-%.2f s)" % (abs(offset), "ahead of" if offset > 0 else "behind", error)
+    if abs(offset) - error > limit:
+        return _result("clock", "fail", "clock %s; more than %g s apart: certificates made on the controller are "
+                       "not yet valid (or expire early) here and etcd reports clock drift; synchronise the hosts and "
+                       "the controller (chrony or systemd-timesyncd against one time source)" % (where, limit))
+    if abs(offset) + error > limit:
+        return _result("clock", "warn", "clock %s; cannot tell whether it is within %g s (slow round trip)"
+                       % (where, limit))
+    return _result("clock", "pass", "clock %s" % where)
+
+
+def judge_inventory(hosts, max_clock_offset=DEFAULT_MAX_CLOCK_OFFSET):
     """Cross-host results, judged once on the controller.
 
     ``hosts`` maps inventory name to ``{"facts": {...}}`` or, for a host preflight could not
@@ -605,6 +827,8 @@ def judge_inventory(hosts):
                                   % ", ".join(failed)))
         else:
             out[h].append(_result("reachability", "pass", "reaches %d peer(s)" % len(reach)))
+        if facts.get("clock"):  # measured by the action plugin, from the controller
+            out[h].append(judge_clock(facts["clock"], max_clock_offset))
     return out
 
 
@@ -628,7 +852,7 @@ SHORT = {
     "cpu": "cpu", "memory": "mem", "disk": "disk", "swap": "swap", "ports": "ports", "bridge_netfilter": "brnf",
     "overlayfs": "ovl", "ip_forward": "fwd", "ipvs": "ipvs", "ipip": "ipip", "wireguard": "wg", "cgroup": "cgrp",
     "systemd": "sysd", "time_sync": "time", "distribution": "dist", "hostname": "name", "machine_id": "mid",
-    "reachability": "reach",
+    "reachability": "reach", "default_route": "route", "networks": "nets", "etcd_disk": "fsync", "clock": "clock",
 }
 RANK = {"pass": 0, "install": 1, "ignored": 2, "warn": 3, "fail": 4}
 
@@ -715,10 +939,10 @@ def split_registered(registered):
     return host_results, inv
 
 
-def run_inventory(registered, ignore=()):
+def run_inventory(registered, ignore=(), max_clock_offset=DEFAULT_MAX_CLOCK_OFFSET):
     """Everything the controller decides: merged results, the report text and the summary."""
     host_results, inv = split_registered(registered)
-    cross = judge_inventory(inv)
+    cross = judge_inventory(inv, max_clock_offset)
     merged = {h: apply_ignore(h, rs, list(ignore)) for h, rs in merge_results(host_results, cross).items()}
     text, summary = render_report(merged)
     return merged, text, summary

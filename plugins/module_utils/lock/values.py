@@ -178,4 +178,6 @@ def lock_values(lock, control_plane_address=None, groups=None, arch=DEFAULT_ARCH
         "kubeadm_ready": not missing,
         "plans": _plans(lock, groups, arch),
         "host_preflights": _mapping(lock.get("hostPreflights") or {}, "hostPreflights", where),
+        # The spec the lock was resolved from: kURL's host preflight templates read it as .Installer.Spec.
+        "installer_spec": _mapping(lock.get("spec") or {}, "spec", where),
     }

@@ -100,3 +100,54 @@ def test_host_scope_runs_the_documents_beside_the_built_in_checks(tmp_path):
     collected = out["host_preflight"]["collected"]
     assert collected["host-collectors/system/cpu.json"]["logicalCount"] >= 1
     assert collected["host-collectors/system/memory.json"]["total"] > 0
+
+
+KURL_FILE = """apiVersion: troubleshoot.sh/v1beta2
+kind: HostPreflight
+metadata: {name: templated}
+spec:
+  collectors:
+    - tcpPortStatus:
+        collectorName: Kubernetes API TCP Port Status
+        port: 6443
+        exclude: '{{kurl and .IsPrimary (not .IsUpgrade) | not }}'
+    - tcpConnect:
+        collectorName: Kubernetes API TCP Connection Status
+        address: {{kurl .Installer.Spec.Kubernetes.LoadBalancerAddress }}:6443
+        exclude: '{{kurl not .IsJoin }}'
+    - diskUsage:
+        collectorName: Docker Disk Usage
+        path: /var/lib/docker
+        exclude: '{{kurl not .Installer.Spec.Docker.Version }}'
+  analyzers:
+    - tcpPortStatus:
+        collectorName: Kubernetes API TCP Port Status
+        outcomes:
+          - pass: {message: "port {{ .Port }} free on {{kurl .Installer.Spec.Kubernetes.Version }}"}
+"""
+
+
+def test_spec_scope_evaluates_kurls_templates_for_each_kind_of_host_and_run(tmp_path):
+    spec = tmp_path / "preflight.yaml"
+    spec.write_text(KURL_FILE)
+    installer = {"kubernetes": {"version": "1.33.9", "loadBalancerAddress": "10.0.0.100"}}
+
+    def excludes(out, key):
+        return [next(iter(c.values()))["exclude"] for c in out[key][0]["spec"]["collectors"]]
+
+    out = run_module(tmp_path, {"scope": "spec", "host_preflight_file": str(spec), "installer": installer,
+                                "primary_hosts": ["10.0.0.11"], "secondary_hosts": ["10.0.0.21"]})
+    assert out.get("failed") is not True, out
+    assert excludes(out, "documents") == ["false", "true", "true"]          # install, primary
+    assert excludes(out, "documents_secondary") == ["true", "true", "true"]  # install, secondary
+    tcp = out["documents"][0]["spec"]["collectors"][1]["tcpConnect"]
+    assert tcp["address"] == "10.0.0.100:6443"
+    message = out["documents"][0]["spec"]["analyzers"][0]["tcpPortStatus"]["outcomes"][0]["pass"]["message"]
+    assert message == "port {{ .Port }} free on 1.33.9"  # troubleshoot's own template left for it
+    join = run_module(tmp_path, {"scope": "spec", "host_preflight_file": str(spec), "installer": installer, "run": "join"})
+    assert excludes(join, "documents") == ["false", "false", "true"]
+    upgrade = run_module(tmp_path, {"scope": "spec", "host_preflight_file": str(spec), "installer": installer, "run": "upgrade"})
+    assert excludes(upgrade, "documents")[0] == "true"
+    spec.write_text(KURL_FILE.replace("{{kurl not .IsJoin }}", "{{kurl nosuchfunc .IsJoin }}"))
+    bad = run_module(tmp_path, {"scope": "spec", "host_preflight_file": str(spec)})
+    assert bad["failed"] is True and str(spec) in bad["msg"] and "nosuchfunc" in bad["msg"]

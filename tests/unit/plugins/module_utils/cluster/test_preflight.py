@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 
 import pytest
@@ -59,6 +60,24 @@ def fake_host(tmp_path, **over):
     return str(tmp_path)
 
 
+# ``ip -j`` as iproute2 6.1 prints it (recorded on a lab host, trimmed): addresses, IPv4 and IPv6 routes.
+IP_JSON = {
+    ("ip", "-j", "addr", "show"): (0, json.dumps([
+        {"ifindex": 1, "ifname": "lo", "flags": ["LOOPBACK", "UP", "LOWER_UP"], "addr_info": [
+            {"family": "inet", "local": "127.0.0.1", "prefixlen": 8, "scope": "host", "label": "lo"},
+            {"family": "inet6", "local": "::1", "prefixlen": 128, "scope": "host"}]},
+        {"ifindex": 2, "ifname": "eth0", "flags": ["BROADCAST", "MULTICAST", "UP", "LOWER_UP"], "addr_info": [
+            {"family": "inet", "local": "10.89.3.11", "prefixlen": 24, "scope": "global", "label": "eth0"}]}]), ""),
+    ("ip", "-j", "-4", "route", "show"): (0, json.dumps([
+        {"dst": "default", "gateway": "10.89.3.1", "dev": "eth0", "flags": []},
+        {"dst": "10.89.3.0/24", "dev": "eth0", "protocol": "kernel", "scope": "link", "prefsrc": "10.89.3.11",
+         "flags": []},
+        {"dst": "10.32.7.0/26", "type": "blackhole", "protocol": "bird", "flags": []}]), ""),
+    ("ip", "-j", "-6", "route", "show"): (0, json.dumps([
+        {"dst": "fe80::/64", "dev": "eth0", "protocol": "kernel", "metric": 256, "flags": [], "pref": "medium"}]), ""),
+}
+
+
 def good_facts(**over):
     f = {
         "hostname": "cp1", "machine_id": "a" * 32, "cpus": 4, "memory_mb": 16000, "swap_mb": 0,
@@ -69,6 +88,9 @@ def good_facts(**over):
         "cgroup": "v2", "init": "systemd", "systemd": True, "time_sync": True,
         "distribution": {"id": "debian", "version_id": "12", "pretty": "Debian 12"},
         "reach": {},
+        "network": {"addresses": [{"dev": "eth0", "cidr": "192.168.1.10/24"}],
+                    "routes": [{"dst": "192.168.1.0/24", "dev": "eth0"}], "default_route": "via 192.168.1.1 dev eth0"},
+        "etcd_disk": {"p99_ms": 1.5, "p50_ms": 0.4, "writes": 456, "measured": "/var/lib"},
     }
     f.update(over)
     return f
@@ -101,7 +123,7 @@ def test_gather_reads_a_fake_host(tmp_path):
 
     def run(argv):
         calls.append(argv)
-        return 0, "yes\n", ""
+        return IP_JSON.get(tuple(argv), (0, "yes\n", ""))
 
     probes = []
 
@@ -120,7 +142,13 @@ def test_gather_reads_a_fake_host(tmp_path):
     assert f["kernel"]["overlayfs"] and f["kernel"]["bridge_netfilter"] and f["kernel"]["ip_forward"]
     assert not f["kernel"]["ipvs"] and not f["kernel"]["ipip"] and not f["kernel"]["wireguard"]
     assert f["cgroup"] == "v2" and f["systemd"] and f["init"] == "systemd"
-    assert f["time_sync"] is True and calls == [["timedatectl", "show", "-p", "NTPSynchronized", "--value"]]
+    assert f["time_sync"] is True and calls == [["timedatectl", "show", "-p", "NTPSynchronized", "--value"]] + [
+        list(argv) for argv in IP_JSON]
+    assert f["network"] == {"addresses": [{"dev": "lo", "cidr": "127.0.0.1/8"}, {"dev": "lo", "cidr": "::1/128"},
+                                          {"dev": "eth0", "cidr": "10.89.3.11/24"}],
+                            "routes": [{"dst": "10.89.3.0/24", "dev": "eth0"}, {"dst": "fe80::/64", "dev": "eth0"}],
+                            "default_route": "via 10.89.3.1 dev eth0"}
+    assert f["etcd_disk"] is None
     assert f["distribution"]["id"] == "debian" and f["distribution"]["version_id"] == "12"
     assert f["disks"]["/var/lib/etcd"]["measured"] == "/var/lib"
     assert f["disks"]["/var/lib/etcd"]["free_mb"] > 0
@@ -423,7 +451,7 @@ def test_report_table_is_host_by_check():
     _m, text, summary = pf.run_inventory(registered(a=a, b=b))
     lines = text.splitlines()
     header = lines[0].split()
-    assert header[0] == "host" and header[1:4] == ["cpu", "mem", "disk"] and header[-1] == "reach"
+    assert header[0] == "host" and header[1:4] == ["cpu", "mem", "disk"] and header[-3:] == ["reach", "route", "nets"]
     row_a = lines[2].split()
     row_b = lines[3].split()
     assert row_a[0] == "a" and row_a[1] == "WARN"  # 1 CPU on a worker: below recommended
@@ -524,3 +552,138 @@ def test_report_lists_host_preflight_checks_per_host_by_name():
     assert "Kubelet port free" not in lines[0]
     assert summary["failed"] == [("h1", "Kubelet port free", "10250 is in use")]
     assert "  h1 Kubelet port free: 10250 is in use" in lines
+
+
+# ---------------------------------------------------------------- field checks: networks, default route, etcd disk, clock
+
+def test_the_network_defaults_are_the_installer_specs():
+    from ansible_collections.mooring.cluster.plugins.module_utils.spec import installer  # pylint: disable=import-outside-toplevel
+
+    spec_defaults = {"pod": installer.DEFAULTS["kubernetes"]["podCIDR"], "service": installer.DEFAULTS["kubernetes"]["serviceCIDR"]}
+    assert spec_defaults == pf.DEFAULT_NETWORKS
+
+
+def test_a_good_host_passes_the_field_checks():
+    res = by_check(pf.judge_host(good_facts(), ["etcd"], CFG))
+    flat = pf.judge_host(good_facts(), ["etcd"], CFG)
+    assert [status_of(flat, c) for c in ("default_route", "networks", "etcd_disk")] == ["pass", "pass", "pass"]
+    assert res["default_route"][0]["message"] == "default route via 192.168.1.1 dev eth0"
+    assert res["etcd_disk"][0]["message"] == ("fdatasync p99 1.5 ms (p50 0.4 ms, 456 writes of 2300 bytes in /var/lib)")
+    assert "etcd_disk" not in by_check(pf.judge_host(good_facts(), ["workers"], CFG))  # only on etcd hosts
+
+
+def test_a_pod_cidr_overlapping_a_host_network_fails_naming_both():
+    cfg = pf.settings(networks={"pod": "192.168.0.0/16", "service": "10.96.0.0/16"})
+    r = by_check(pf.judge_host(good_facts(), ["workers"], cfg))["networks"][0]
+    assert r["status"] == "fail"
+    assert r["message"].startswith("pod CIDR (spec.kubernetes.podCIDR) 192.168.0.0/16 overlaps this host's address "
+                                   "192.168.1.10/24 (eth0), route 192.168.1.0/24 (eth0)")
+    # a service CIDR inside a host's wider route fails too
+    wide = good_facts(network=dict(good_facts()["network"], routes=[{"dst": "10.0.0.0/8", "dev": "eth1"}]))
+    r = by_check(pf.judge_host(wide, ["workers"], CFG))["networks"][0]
+    assert r["status"] == "fail" and "service CIDR (spec.kubernetes.serviceCIDR) 10.96.0.0/16 overlaps this host's " \
+        "route 10.0.0.0/8 (eth1)" in r["message"] and "pod CIDR" in r["message"]
+
+
+def test_the_clusters_own_devices_inside_its_networks_are_no_clash():
+    own = good_facts(network={
+        "addresses": [{"dev": "cni0", "cidr": "10.32.0.1/24"}, {"dev": "kube-ipvs0", "cidr": "10.96.0.1/32"},
+                      {"dev": "lo", "cidr": "127.0.0.1/8"}, {"dev": "eth0", "cidr": "fe80::1/64"}],
+        "routes": [{"dst": "10.32.1.0/24", "dev": "flannel.1"}, {"dst": "10.32.9.3", "dev": "cali12ab"}],
+        "default_route": "via 192.168.1.1 dev eth0"})
+    assert status_of(pf.judge_host(own, ["workers"], CFG), "networks") == "pass"
+    # the same range on a host interface is a clash
+    lan = good_facts(network=dict(own["network"], addresses=[{"dev": "eth1", "cidr": "10.32.0.5/24"}]))
+    assert status_of(pf.judge_host(lan, ["workers"], CFG), "networks") == "fail"
+    # a CNI device whose route is wider than the pod CIDR is not the cluster's own
+    wide = good_facts(network=dict(own["network"], routes=[{"dst": "10.0.0.0/8", "dev": "cni0"}]))
+    assert status_of(pf.judge_host(wide, ["workers"], CFG), "networks") == "fail"
+
+
+def test_no_default_route_fails_and_unreadable_routes_warn():
+    r = by_check(pf.judge_host(good_facts(network=dict(good_facts()["network"], default_route=None)), ["workers"], CFG))
+    assert r["default_route"][0]["status"] == "fail" and r["default_route"][0]["message"].startswith("no default route")
+    r = by_check(pf.judge_host(good_facts(network={"error": "ip -j addr show exited 1: x"}), ["workers"], CFG))
+    assert [r["default_route"][0]["status"], r["networks"][0]["status"]] == ["warn", "warn"]
+
+
+def test_gather_networks_reports_what_ip_could_not_give():
+    assert pf.gather_networks(lambda argv: (1, "", "Cannot open netlink socket"))["error"] == \
+        "ip -j addr show exited 1: Cannot open netlink socket"
+    assert "no JSON list" in pf.gather_networks(lambda argv: (0, "{}", ""))["error"]
+    only_v6_default = pf.gather_networks(lambda argv: {("ip", "-j", "-6", "route", "show"): (0, json.dumps(
+        [{"dst": "default", "gateway": "fd00::1", "dev": "eth0"}]), "")}.get(tuple(argv), (0, "[]", "")))
+    assert only_v6_default["default_route"] == "via fd00::1 dev eth0"
+
+
+def test_etcd_disk_latency_warns_and_fails_at_its_limits():
+    def judged(p99, **spec):
+        cfg = pf.settings(etcd_disk=spec)
+        facts = good_facts(etcd_disk={"p99_ms": p99, "p50_ms": 1.0, "writes": 456, "measured": "/var/lib"})
+        return by_check(pf.judge_host(facts, ["etcd"], cfg))["etcd_disk"][0]
+
+    assert judged(9.9)["status"] == "pass"
+    assert judged(10.1)["status"] == "warn" and "etcd wants under 10 ms" in judged(10.1)["message"]
+    assert judged(100.5)["status"] == "fail" and "put /var/lib/etcd on a faster disk" in judged(100.5)["message"]
+    assert judged(30, fail_p99_ms=25)["status"] == "fail"
+    missing = by_check(pf.judge_host(good_facts(etcd_disk={"error": "/var/lib: Read-only file system"}), ["etcd"], CFG))
+    assert missing["etcd_disk"][0]["status"] == "warn" and "Read-only file system" in missing["etcd_disk"][0]["message"]
+
+
+def test_measure_disk_writes_in_the_nearest_existing_parent_and_leaves_nothing(tmp_path):
+    (tmp_path / "var" / "lib").mkdir(parents=True)
+    spec = dict(pf.DEFAULT_ETCD_DISK, bytes=23000)
+    got = pf.measure_disk(spec, root=str(tmp_path))
+    assert got["writes"] == 10 and got["measured"] == "/var/lib" and 0 <= got["p50_ms"] <= got["p99_ms"]
+    assert not (tmp_path / "var" / "lib" / "etcd").exists() and list((tmp_path / "var" / "lib").iterdir()) == []
+    # a directory it cannot write to is reported, not raised
+    (tmp_path / "var" / "lib").chmod(0o500)
+    try:
+        if os.getuid() != 0:
+            assert "error" in pf.measure_disk(spec, root=str(tmp_path))
+    finally:
+        (tmp_path / "var" / "lib").chmod(0o700)
+
+
+def test_nearest_rank_percentiles():
+    ordered = list(range(1, 201))
+    assert [pf.nearest_rank(ordered, p) for p in (50, 99, "99.900000", 100)] == [100, 198, 200, 200]
+    assert pf.nearest_rank([7], 99) == 7
+
+
+def test_clock_offset_is_ntps_estimate_with_its_error_bound():
+    # controller sends at 100.0, the host (5 s ahead) receives at 105.2, replies at 105.5, the answer is back at 100.6
+    got = pf.clock_offset(100.0, 105.2, 105.5, 100.6)
+    assert got == {"offset": 5.05, "error": 0.15}
+    assert got["offset"] - got["error"] <= 5.0 <= got["offset"] + got["error"]
+
+
+def test_a_clock_5_s_apart_fails_and_a_close_one_passes():
+    def clock(offset, error):
+        regs = registered(a=good_facts(clock={"offset": offset, "error": error}), b=good_facts(hostname="b", machine_id="b" * 32))
+        merged, _text, summary = pf.run_inventory(regs)
+        return merged
+
+    merged = clock(5.02, 0.1)
+    r = by_check(merged["a"])["clock"][0]
+    assert r["status"] == "fail" and r["message"].startswith("clock 5.02 s ahead of the controller's (+-0.10 s); more than 2 s")
+    assert "clock" not in by_check(merged["b"])  # no measurement, no result
+    assert by_check(clock(-0.3, 0.05)["a"])["clock"][0]["status"] == "pass"
+    assert by_check(clock(-1.9, 0.3)["a"])["clock"][0]["status"] == "warn"
+    _m, _t, summary = pf.run_inventory(registered(a=good_facts(clock={"offset": 1.5, "error": 0.1})), max_clock_offset=1.0)
+    assert [c for _h, c, _msg in summary["failed"]] == ["clock"]
+
+
+@pytest.mark.parametrize("kwargs,problem", [
+    ({"networks": {"pod": "10.32.0.0/33"}}, "networks.pod: '10.32.0.0/33' is not a network in CIDR notation"),
+    ({"networks": {"nodes": "10.0.0.0/8"}}, "networks: unknown network 'nodes'"),
+    ({"etcd_disk": {"fail_p99": 5}}, "etcd_disk: unknown key(s) fail_p99"),
+    ({"etcd_disk": {"bytes": -1}}, "etcd_disk.bytes: a number from 0"),
+    ({"etcd_disk": {"path": "var/lib/etcd"}}, "etcd_disk.path: needs an absolute path"),
+    ({"etcd_disk": {"roles": ["masters"]}}, "etcd_disk.roles: a list of"),
+    ({"max_clock_offset": 0}, "max_clock_offset: seconds, a number above 0"),
+])
+def test_bad_field_check_settings_are_refused(kwargs, problem):
+    with pytest.raises(pf.PreflightError) as err:
+        pf.settings(**kwargs)
+    assert any(p.startswith(problem) for p in err.value.problems), err.value.problems

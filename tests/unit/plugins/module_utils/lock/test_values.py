@@ -79,7 +79,8 @@ def test_every_field_of_a_real_catalog_lock(lock):
     assert values["host_preflights"] == {}
     assert sorted(values) == sorted(["digest", "kubernetes_version", "kubernetes_images", "kubernetes_options",
                                      "cluster_name", "api_endpoint", "ha_endpoint", "etcd_topology", "addons",
-                                     "boundary", "boundary_missing", "kubeadm_ready", "plans", "host_preflights"])
+                                     "boundary", "boundary_missing", "kubeadm_ready", "plans", "host_preflights",
+                                     "installer_spec"])
     assert values["ha_endpoint"] is None
     assert json.loads(json.dumps(values)) == values  # plain data
 

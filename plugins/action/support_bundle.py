@@ -1,0 +1,59 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for mooring.cluster.support_bundle: the archive assembled and written on the controller."""
+
+from __future__ import annotations
+
+import glob
+import os
+import socket
+import time
+
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import supportbundle
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.support import read_text
+from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
+
+MAX_CONTROLLER_FILE = 4 * 1024 * 1024
+
+
+def host_part(result):
+    """A registered support_collect result, or why the host gave none."""
+    result = result or {}
+    if result.get("unreachable") or result.get("failed") or "files" not in result:
+        return {"unreachable": (result.get("msg") or ("skipped" if result.get("skipped") else "no result"))[:300]}
+    return {k: result.get(k) for k in ("files", "facts", "redacted", "errors")}
+
+
+def controller_files(lock, reports_dir):
+    """``{name: text}``: the lock and the newest run reports, each read with a size bound."""
+    files = {}
+    if lock:
+        text = read_text(os.path.abspath(lock), MAX_CONTROLLER_FILE)
+        if text is None:
+            raise OSError("lock %s: no such file" % lock)
+        files["lock/" + os.path.basename(lock)] = text
+    if reports_dir and os.path.isdir(reports_dir):
+        for path in sorted(glob.glob(os.path.join(reports_dir, "mooring-report-*-latest.*"))):
+            text = read_text(path, MAX_CONTROLLER_FILE)
+            if text is not None:
+                files["reports/" + os.path.basename(path)] = text
+    return files
+
+
+class ActionModule(MooringAction):
+    def act(self, args, task_vars):
+        now = time.time()
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+        dest = args["dest"]
+        if os.path.isdir(dest):
+            dest = os.path.join(dest, "mooring-support-%s.tar.gz" % stamp)
+        hosts = {name: host_part(result) for name, result in args["hosts"].items()}
+        files = controller_files(args["lock"], args["reports_dir"])
+        entries, found, redacted = supportbundle.assemble(
+            hosts, files, {"now": now, "controller": socket.gethostname()}, args["expiry_days"], args["disk_pct"],
+            args["max_clock_offset"])
+        size = supportbundle.write_archive(dest, "mooring-support-%s" % stamp, entries, now)
+        return {"changed": True, "path": dest, "size": size, "redacted": redacted,
+                "findings": [{"severity": s, "host": h, "text": t} for s, h, t in found],
+                "finding_lines": ["%s %s: %s" % (s.upper(), h, t) for s, h, t in found],
+                "index_lines": entries["index.md"].splitlines()}
