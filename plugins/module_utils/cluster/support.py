@@ -149,7 +149,7 @@ def _section(errors, name, produce):
     try:
         return produce()
     except (OSError, ValueError, etcd.EtcdError) as exc:
-        errors.append("%s: %s" % (name, exc))
+        errors.append("%s: %s" % (name, " ".join(str(exc).split())[:300]))  # one line, for the index
         return None
 
 
