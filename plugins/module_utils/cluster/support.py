@@ -186,8 +186,8 @@ def collect(run, params, now=time.time):
     kernel = [("uname -a", run(["uname", "-a"])[1]), ("/proc/cmdline", read_text("/proc/cmdline") or ""),
               ("/proc/modules", read_text("/proc/modules") or "")]
     files["kernel.txt"] = "".join("== %s\n%s\n" % (title, text.strip()) for title, text in kernel)
-    files["network.json"] = json.dumps(preflight.gather_networks(run), indent=2, sort_keys=True) + "\n"
     facts_pf = preflight.gather(run=run, disk_paths=[d["path"] for d in preflight.DEFAULT_DISKS])
+    files["network.json"] = json.dumps(facts_pf["network"], indent=2, sort_keys=True) + "\n"  # gathered there once
     files["preflight.json"] = json.dumps(preflight.judge_host(facts_pf, preflight.host_roles(params["roles"]),
                                                               preflight.settings()), indent=2) + "\n"
     facts["bundles"] = bundles(params["bundle_dir"])

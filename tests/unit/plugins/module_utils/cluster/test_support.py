@@ -73,6 +73,7 @@ def test_one_hosts_part_is_collected_and_redacted(tmp_path):
     assert got["facts"]["bundles"][0]["id"] == "abc123" and got["facts"]["etcd"] is None
     assert "$ etcd --version\netcd output" in got["files"]["versions.txt"] and "kubelet --version" not in got["files"]["versions.txt"]
     assert ["journalctl", "-u", "etcd", "--since", "-24h", "--no-pager", "-o", "short-iso", "-n", "20000"] in run.calls
+    assert run.calls.count(["ip", "-j", "addr", "show"]) == 1  # network.json is what preflight gathered
 
 
 def test_the_newest_journal_bytes_are_kept_from_a_line_start():
