@@ -338,6 +338,8 @@ def spec_documents(p):
         if text is not None:
             docs += [d for d in yamlio.load(kurltemplate.render_text(text, data, source), source, multi=True) if d is not None]
         out[variant] = docs
+    inline = len(p["host_preflight"] or [])
+    out["sources"] = [("host_preflight", 0, inline)] + ([(source, inline, None)] if text is not None else [])
     return out
 
 
@@ -376,13 +378,16 @@ def main():
     try:
         if p["scope"] == "spec":
             variants = spec_documents(p)
-            plan = hostpreflight.load(variants["primary"], source=p["host_preflight_file"] or "host_preflight")
-            hostpreflight.load(variants["secondary"], source=p["host_preflight_file"] or "host_preflight")
-            for warning in plan["warnings"]:
+            # Each source is checked and numbered on its own, in both variants; a primary host runs the first.
+            plans = {variant: [hostpreflight.load(variants[variant][start:end], source=source)
+                               for source, start, end in variants["sources"]] for variant in ("primary", "secondary")}
+            plans = plans["primary"]
+            warnings = [w for plan in plans for w in plan["warnings"]]
+            for warning in warnings:
                 module.warn(warning)
             module.exit_json(changed=False, documents=variants["primary"], documents_secondary=variants["secondary"],
-                             unsupported=plan["warnings"], collectors=[k for k, _s in plan["collectors"]],
-                             analyzers=[k for k, _s in plan["analyzers"]])
+                             unsupported=warnings, collectors=[k for plan in plans for k, _s in plan["collectors"]],
+                             analyzers=[k for plan in plans for k, _s in plan["analyzers"]])
         cfg = settings(p["thresholds"], p["disks"], p["ports"], p["distributions"], p["kernel_features"],
                        p["ignore"], p["install_configures"], networks=p["networks"], etcd_disk=p["etcd_disk"],
                        max_clock_offset=p["max_clock_offset"])

@@ -42,6 +42,7 @@ _BUNDLE_INSTALL = ("mooring.cluster.bundle_install", "bundle_install")
 _LOCK_VALUES = ("mooring.cluster.lock_values", "lock_values")
 _HOST_STATE = ("mooring.cluster.host_state", "host_state")
 _BUNDLE_UNPACK = ("mooring.cluster.bundle_unpack", "bundle_unpack")
+_PREFLIGHT = ("mooring.cluster.preflight_check", "preflight_check")
 
 
 def changed_items(action, result):
@@ -208,6 +209,8 @@ class RunLog(object):
         self.role_time = {}
         self.remaining = []
         self.lock_paths = []
+        self.preflight = None
+        self.unsupported = []
         self._play = None
         self._segment = None
 
@@ -271,6 +274,8 @@ class RunLog(object):
             self.lock_paths.append(path)  # the lock the run used, also when it could not be read
         if status != "ok" or result.get("_ansible_no_log"):
             return
+        if action in _PREFLIGHT and not probe:
+            self._preflight(result)
         if result.get("changed") and not probe:
             entry.changed_items.extend(i for i in changed_items(action, result) if i not in entry.changed_items)
         if action in _BUNDLE_INSTALL + _HOST_STATE and not probe:  # host_state's install option: the same fields
@@ -282,6 +287,22 @@ class RunLog(object):
         for line in [declared] if isinstance(declared, str) else declared or ():
             if isinstance(line, str) and line.strip() and shorten(line) not in self.remaining:
                 self.remaining.append(shorten(line))
+
+    def _preflight(self, result):
+        """The preflight's judgement of the whole inventory (its C(checks) per host) and the document types not run."""
+        for line in result.get("unsupported") or ():
+            if isinstance(line, str) and line not in self.unsupported:
+                self.unsupported.append(line)
+        checks = result.get("checks")
+        if not isinstance(checks, dict):
+            return  # one host's own result: the inventory's judgement (run once) carries every host
+        hosts = {}
+        for host, rows in sorted(checks.items()):
+            hosts[str(host)] = [{"check": str(row.get("check")), "status": str(row.get("status")),
+                                 "message": shorten(str(row.get("message") or ""))}
+                                for row in rows or () if isinstance(row, dict)]
+        self.preflight = {"summary": str(result.get("summary") or ""), "passed": bool(result.get("passed")),
+                          "hosts": hosts}
 
     def execution(self, host, action, status, connection=None, delegate_to=None, retries=0, needs_connection=True):
         """One execution for ``host`` (a task without a loop, or one loop item; never a loop's final result,
@@ -432,6 +453,7 @@ def build_report(log, counts, finished, check_mode=False, inventory=(), limit=No
         "hosts": hosts,
         "plays_not_run": plays_not_run,
         "remaining": remaining,
+        "preflight": dict(log.preflight, unsupported=list(log.unsupported)) if log.preflight else None,
     }
 
 
@@ -585,10 +607,29 @@ def render_markdown(report):
             lines.append("| %s | %s | %s |" % (
                 _cell(name), _cell(", ".join("%s %s" % kv for kv in host["versions"].items())),
                 _cell(", ".join("%s %s" % kv for kv in host["artifacts"].items()))))
+    lines.extend(_preflight_markdown(report.get("preflight")))
     if report["roles"]:
         lines += ["", "## Time per role", "", "| Role | Time (wall) |", "|---|---|"]
         lines.extend("| %s | %s |" % (_cell(role), duration_text(t)) for role, t in report["roles"].items())
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _preflight_markdown(preflight):
+    """The preflight's checks, one row per host and check (failures and warnings first on each host)."""
+    if not preflight:
+        return []
+    verdict = "passed" if preflight["passed"] else "**failed**"
+    lines = ["", "## Preflight", "", "%s (%s)" % (_cell(preflight["summary"]), verdict), ""]
+    for line in preflight.get("unsupported") or ():
+        lines.append("- not run: %s" % _cell(line))
+    if preflight.get("unsupported"):
+        lines.append("")
+    lines += ["| Host | Check | Outcome | Message |", "|---|---|---|---|"]
+    order = {"fail": 0, "warn": 1}
+    for host, rows in preflight["hosts"].items():
+        for row in sorted(rows, key=lambda r: order.get(r["status"], 2)):
+            lines.append("| %s | %s | %s | %s |" % (_cell(host), _cell(row["check"]), row["status"], _cell(row["message"])))
+    return lines
 
 
 def summary_lines(report, paths=None):

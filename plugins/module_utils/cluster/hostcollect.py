@@ -352,11 +352,14 @@ _MODULE_STATES = {"Live": "loaded", "Loading": "loading", "Unloading": "unloadin
 
 def _kernel_modules(host, spec, path):
     """kernelModules: module files of the running kernel -> loadable, modules.builtin -> loaded, /proc/modules
-    by state (Live -> loaded); what is loaded overrides what is loadable."""
+    by state (Live -> loaded; none when the kernel has no module support); what is loaded overrides what is
+    loadable."""
     builtin, loadable = module_files(host.root, host.release())
     modules = {name: {"size": 0, "instances": 0, "status": "loadable"} for name in sorted(loadable)}
     modules.update({name: {"size": 0, "instances": 0, "status": "loaded"} for name in sorted(builtin)})
-    for line in host.read("/proc/modules").splitlines():
+    # A kernel built without loadable module support has no /proc/modules: nothing there is loaded as a module.
+    loaded = host.read("/proc/modules") if os.path.lexists(host.path("/proc/modules")) else ""
+    for line in loaded.splitlines():
         parts = line.split()
         if len(parts) >= 5 and parts[1].isdigit() and parts[2].isdigit():
             modules[parts[0]] = {"size": int(parts[1]), "instances": int(parts[2]),

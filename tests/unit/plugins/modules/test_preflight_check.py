@@ -88,6 +88,17 @@ def test_spec_scope_reads_a_file_and_names_what_mooring_does_not_run(tmp_path):
     assert out["failed"] is True and out["problems"] == [
         "host_preflight: document 2: apiVersion 'troubleshoot.sh/v1beta2' kind 'Preflight'; expected apiVersion "
         "troubleshoot.sh/v1beta2, kind HostPreflight"]
+    # Documents given inline (the spec's) and in a file: each source is named, and numbered on its own.
+    spec.write_text(yaml.safe_dump_all([bad]))
+    out = run_module(tmp_path, {"scope": "spec", "host_preflight": [HOST_PREFLIGHT], "host_preflight_file": str(spec)})
+    assert out["failed"] is True and out["problems"] == [
+        "%s: document 1: apiVersion 'troubleshoot.sh/v1beta2' kind 'Preflight'; expected apiVersion "
+        "troubleshoot.sh/v1beta2, kind HostPreflight" % spec]
+    spec.write_text(yaml.safe_dump_all([dict(HOST_PREFLIGHT, spec={"collectors": [{"sysctl": {}}]})]))
+    out = run_module(tmp_path, {"scope": "spec", "host_preflight": [HOST_PREFLIGHT], "host_preflight_file": str(spec)})
+    assert out["unsupported"] == ["host_preflight: collector blockDevices is not supported by mooring.cluster; not run"]
+    assert out["collectors"] == ["cpu", "memory", "sysctl"] and out["analyzers"] == ["cpu", "memory"]
+    assert len(out["documents"]) == 2
 
 
 def test_host_scope_runs_the_documents_beside_the_built_in_checks(tmp_path):

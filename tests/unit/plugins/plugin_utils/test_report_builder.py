@@ -405,10 +405,12 @@ def test_one_report_when_two_callbacks_claim_the_same_run():
 def test_every_field_is_documented():
     """docs/reports.md names every key of the JSON (top level, per host, counts, remaining, lock, plays_not_run)."""
     log, counts = _run()
-    data = report.build_report(log, counts, END, lock=report.lock_summary({"addons": {}}, "/l"))
+    _judged(log)
     with open(os.path.join(ROOT, "docs", "reports.md"), encoding="utf-8") as handle:
         docs = handle.read()
-    keys = set(data) | set(data["hosts"]["cp1"]) | set(data["lock"]) | set(data["remaining"][0]) | set(
+    data = report.build_report(log, counts, END, lock=report.lock_summary({"addons": {}}, "/l"))
+    keys = set(data["preflight"]) | set(data["preflight"]["hosts"]["cp1"][0])
+    keys |= set(data) | set(data["hosts"]["cp1"]) | set(data["lock"]) | set(data["remaining"][0]) | set(
         data["plays_not_run"][0]) | set(data["totals"]) | set(data["hosts"]["w1"]["failure"]) | {"error"}
     missing = sorted(k for k in keys if "`%s`" % k not in docs)
     assert not missing, "docs/reports.md does not describe %s" % ", ".join(missing)
@@ -416,6 +418,43 @@ def test_every_field_is_documented():
         assert "`%s`" % kind in docs
     for status in ("ok", "changed", "failed", "unreachable", "incomplete", "not_reached"):
         assert "`%s`" % status in docs
+
+
+def _judged(log):
+    """The preflight's document check (spec scope), one host's own result and the inventory's judgement."""
+    log.host_result("cp1", "s1", "%s : Documents" % PRE, PRE, "mooring.cluster.preflight_check", "ok",
+                    {"changed": False, "unsupported": ["f.yaml: collector blockDevices is not supported"]}, 1016.0)
+    log.host_result("w1", "h1", "%s : Gather" % PRE, PRE, "mooring.cluster.preflight_check", "ok",
+                    {"changed": False, "checks": [{"check": "cpus", "status": "pass", "message": "2"}]}, 1016.0)
+    log.host_result("cp1", "i1", "%s : Judge" % PRE, PRE, "mooring.cluster.preflight_check", "ok",
+                    {"changed": False, "summary": "preflight: 2 host(s), 1 failure(s), 1 warning(s)", "passed": False,
+                     "checks": {"w1": [{"check": "cpus", "status": "pass", "message": "2 CPUs"}],
+                                "cp1": [{"check": "cpus", "status": "pass", "message": "4 CPUs"},
+                                        {"check": "Port 22 free", "status": "fail", "message": "port 22 | in use"},
+                                        {"check": "Key pair", "status": "warn", "message": "x" * 400}]}}, 1017.0)
+
+
+def test_preflight_checks_per_host_in_json_and_markdown():
+    log, counts = _run()
+    assert report.build_report(log, counts, END)["preflight"] is None  # no inventory judgement: no section
+    _judged(log)
+    data = report.build_report(log, counts, END)
+    pre = data["preflight"]
+    assert pre["summary"] == "preflight: 2 host(s), 1 failure(s), 1 warning(s)" and pre["passed"] is False
+    assert list(pre["hosts"]) == ["cp1", "w1"]  # the inventory's judgement, not w1's own list
+    assert [(r["check"], r["status"]) for r in pre["hosts"]["cp1"]] == [
+        ("cpus", "pass"), ("Port 22 free", "fail"), ("Key pair", "warn")]
+    assert len(pre["hosts"]["cp1"][2]["message"]) <= report.MESSAGE_LIMIT
+    assert pre["unsupported"] == ["f.yaml: collector blockDevices is not supported"]
+    json.dumps(data)
+    text = report.render_markdown(data)
+    section = text[text.index("## Preflight"):]
+    assert "preflight: 2 host(s), 1 failure(s), 1 warning(s) (**failed**)" in section
+    assert "- not run: f.yaml: collector blockDevices is not supported" in section
+    rows = [line for line in section.splitlines() if line.startswith("| cp1 |")]
+    assert rows[0] == "| cp1 | Port 22 free | fail | port 22 \\| in use |"
+    assert rows[1].startswith("| cp1 | Key pair | warn | ") and rows[2] == "| cp1 | cpus | pass | 4 CPUs |"
+    assert "| w1 | cpus | pass | 2 CPUs |" in section
 
 
 def test_changed_items_item_by_item():

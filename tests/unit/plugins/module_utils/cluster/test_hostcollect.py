@@ -184,6 +184,10 @@ def test_kernel_modules_loaded_builtin_and_loadable(root):
     assert modules["tcp_bbr"]["status"] == "loaded"                                       # built in
     assert modules["nf_conntrack"] == modules["wireguard"] == {"size": 0, "instances": 0, "status": "loadable"}
     assert len(modules) == 6
+    # A kernel without loadable module support has no /proc/modules: the built-in and module files still count.
+    os.remove(root / "proc/modules")
+    modules = result("kernelModules", {}, root)
+    assert modules["br_netfilter"]["status"] == "loadable" and modules["tcp_bbr"]["status"] == "loaded"
 
 
 def test_sysctl_reads_proc_sys_and_skips_what_is_not_a_file(root):
