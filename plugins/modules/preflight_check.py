@@ -378,10 +378,11 @@ def main():
     try:
         if p["scope"] == "spec":
             variants = spec_documents(p)
-            # Each source is checked and numbered on its own, in both variants; a primary host runs the first.
-            plans = {variant: [hostpreflight.load(variants[variant][start:end], source=source)
-                               for source, start, end in variants["sources"]] for variant in ("primary", "secondary")}
-            plans = plans["primary"]
+            # Each source is checked and numbered on its own, in both variants; the plan is the primary's.
+            plans = [hostpreflight.load(variants["primary"][start:end], source=source)
+                     for source, start, end in variants["sources"]]
+            for source, start, end in variants["sources"]:
+                hostpreflight.load(variants["secondary"][start:end], source=source)
             warnings = [w for plan in plans for w in plan["warnings"]]
             for warning in warnings:
                 module.warn(warning)

@@ -357,8 +357,10 @@ def _kernel_modules(host, spec, path):
     builtin, loadable = module_files(host.root, host.release())
     modules = {name: {"size": 0, "instances": 0, "status": "loadable"} for name in sorted(loadable)}
     modules.update({name: {"size": 0, "instances": 0, "status": "loaded"} for name in sorted(builtin)})
-    # A kernel built without loadable module support has no /proc/modules: nothing there is loaded as a module.
-    loaded = host.read("/proc/modules") if os.path.lexists(host.path("/proc/modules")) else ""
+    try:
+        loaded = host.read("/proc/modules")
+    except FileNotFoundError:  # a kernel built without loadable module support: nothing is loaded as a module
+        loaded = ""
     for line in loaded.splitlines():
         parts = line.split()
         if len(parts) >= 5 and parts[1].isdigit() and parts[2].isdigit():
