@@ -142,6 +142,12 @@ etcd_topology:
   returned: always
   type: str
   sample: external
+etcd_backup:
+  description: The etcd add-on's C(backup) option - scheduled snapshots on the etcd hosts, C(schedule) and C(keep)
+    (default 5) - or null when the lock asks for none.
+  returned: always
+  type: dict
+  sample: {schedule: daily, keep: 5}
 addons:
   description: The lock's C(addons) mapping (add-on name to version, options, artifacts, images, packages).
   returned: always

@@ -20,9 +20,10 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common.errors impo
 PROPERTIES = ("ActiveState", "SubState", "MainPID", "NeedDaemonReload", "ExecMainStartTimestamp", "NRestarts")
 
 
-def show_cmd(unit):
-    """``systemctl show`` of the properties :func:`stale_reasons` reads, timestamps in UTC with microseconds."""
-    return ["systemctl", "show", "--timestamp=us+utc"] + ["--property=" + p for p in PROPERTIES] + [unit]
+def show_cmd(unit, extra=()):
+    """``systemctl show`` of the properties :func:`stale_reasons` reads (and ``extra`` ones), timestamps in UTC
+    with microseconds."""
+    return ["systemctl", "show", "--timestamp=us+utc"] + ["--property=" + p for p in PROPERTIES + tuple(extra)] + [unit]
 
 
 def parse_show(stdout):
@@ -47,9 +48,10 @@ def parse_timestamp(value):
     return when.replace(tzinfo=datetime.timezone.utc).timestamp()
 
 
-def unit_state(run, unit):
-    """The unit's properties (``parse_show``) plus ``started`` (epoch seconds of the main process's start)."""
-    rc, out, err = run(show_cmd(unit))
+def unit_state(run, unit, extra=()):
+    """The unit's properties (``parse_show``; ``extra`` names more) plus ``started`` (epoch seconds of the main
+    process's start)."""
+    rc, out, err = run(show_cmd(unit, extra))
     if rc != 0:
         raise MooringError("systemctl show %s failed: %s" % (unit, (err or out).strip()[:300]))
     props = parse_show(out)

@@ -29,6 +29,8 @@ DEFAULT_CLUSTER_NAME = "kubernetes"
 DEFAULT_ETCD_TOPOLOGY = "external"
 ETCD_TOPOLOGIES = ("external", "stacked")
 DEFAULT_ARCH = "amd64"
+# Scheduled etcd snapshots kept per host when the spec does not say (RKE2 keeps 5 too).
+DEFAULT_BACKUP_KEEP = 5
 
 
 class LockValuesError(MooringError):
@@ -85,14 +87,31 @@ def _kubernetes(addons, where):
     return version, options, refs
 
 
+def _etcd_options(addons, where):
+    if "etcd" not in addons:
+        return {}
+    etcd = _mapping(addons["etcd"], "addons.etcd", where)
+    return _mapping(etcd.get("options") or {}, "addons.etcd.options", where)
+
+
+def _etcd_backup(addons, where):
+    """The etcd hosts' scheduled snapshots, ``{schedule, keep}`` (``None`` when the lock asks for none)."""
+    backup = _etcd_options(addons, where).get("backup")
+    if backup is None:
+        return None
+    backup = _mapping(backup, "addons.etcd.options.backup", where)
+    schedule = _string(backup.get("schedule"), "addons.etcd.options.backup.schedule", where)
+    if "\n" in schedule or '"' in schedule:
+        raise LockError("%s: addons.etcd.options.backup.schedule: %r is not a systemd calendar expression" % (where, schedule))
+    keep = backup.get("keep", DEFAULT_BACKUP_KEEP)
+    if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+        raise LockError("%s: addons.etcd.options.backup.keep: %r is not a positive integer" % (where, keep))
+    return {"schedule": schedule, "keep": keep}
+
+
 def _etcd_topology(addons, where):
     """The etcd add-on's topology; ``external`` when the lock has no etcd add-on or no topology."""
-    if "etcd" not in addons:
-        return DEFAULT_ETCD_TOPOLOGY
-    etcd = _mapping(addons["etcd"], "addons.etcd", where)
-    if "options" not in etcd:
-        return DEFAULT_ETCD_TOPOLOGY
-    options = _mapping(etcd["options"], "addons.etcd.options", where)
+    options = _etcd_options(addons, where)
     topology = options.get("topology", DEFAULT_ETCD_TOPOLOGY)
     if topology not in ETCD_TOPOLOGIES:
         raise LockError("%s: addons.etcd.options.topology: %r is not %s" % (where, topology, " or ".join(ETCD_TOPOLOGIES)))
@@ -171,6 +190,7 @@ def lock_values(lock, control_plane_address=None, groups=None, arch=DEFAULT_ARCH
         "cluster_name": cluster_name,
         "api_endpoint": _api_endpoint(options, control_plane_address, where),
         "etcd_topology": _etcd_topology(addons, where),
+        "etcd_backup": _etcd_backup(addons, where),
         "ha_endpoint": _ha_endpoint(options, where),
         "addons": addons,
         "boundary": edge,

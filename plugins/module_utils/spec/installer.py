@@ -98,7 +98,20 @@ ADDON_SCHEMAS = {
             },
         },
     }),
-    "etcd": _addon({"topology": {"enum": ["external", "stacked"]}}),
+    "etcd": _addon({
+        "topology": {"enum": ["external", "stacked"]},
+        # Snapshots the etcd hosts take on their own (a systemd timer): docs/etcd.md "Scheduled snapshots".
+        "backup": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["schedule"],
+            "properties": {
+                # A systemd OnCalendar expression (hourly, daily, *-*-* 00/12:00:00, ...); no quotes or newlines.
+                "schedule": {"type": "string", "pattern": r"^[A-Za-z0-9*/:,. ~-]{1,100}$"},
+                "keep": {"type": "integer", "minimum": 1, "maximum": 1000},
+            },
+        },
+    }),
     "containerd": _addon({
         "registryMirrors": {"type": "object", "additionalProperties": _REGISTRY_HOSTS},
         "insecureRegistries": _REGISTRY_HOSTS,

@@ -71,6 +71,7 @@ def test_every_field_of_a_real_catalog_lock(lock):
     assert values["cluster_name"] == "kubernetes"
     assert values["api_endpoint"] == "10.0.0.11:6443"
     assert values["etcd_topology"] == "external"
+    assert values["etcd_backup"] is None
     assert values["addons"] == lock["addons"]
     assert values["boundary"] == {"artifacts": [], "images": []}
     assert values["boundary_missing"] == []
@@ -78,7 +79,7 @@ def test_every_field_of_a_real_catalog_lock(lock):
     assert values["plans"] == {}
     assert values["host_preflights"] == {}
     assert sorted(values) == sorted(["digest", "kubernetes_version", "kubernetes_images", "kubernetes_options",
-                                     "cluster_name", "api_endpoint", "ha_endpoint", "etcd_topology", "addons",
+                                     "cluster_name", "api_endpoint", "ha_endpoint", "etcd_topology", "etcd_backup", "addons",
                                      "boundary", "boundary_missing", "kubeadm_ready", "plans", "host_preflights",
                                      "installer_spec"])
     assert values["ha_endpoint"] is None
@@ -110,6 +111,27 @@ def test_etcd_topology_defaults_to_external():
     assert lock_values(lock)["etcd_topology"] == "external"
     lock["addons"]["etcd"]["options"] = {}
     assert lock_values(lock)["etcd_topology"] == "external"
+
+
+def test_etcd_backup_from_the_spec_with_keep_defaulted():
+    spec = dict(SPEC, etcd={"version": "3.6.x", "backup": {"schedule": "*-*-* 00/12:00:00"}})
+    assert lock_values(_lock(spec))["etcd_backup"] == {"schedule": "*-*-* 00/12:00:00", "keep": 5}
+    spec = dict(SPEC, etcd={"version": "3.6.x", "backup": {"schedule": "minutely", "keep": 2}})
+    assert lock_values(_lock(spec))["etcd_backup"] == {"schedule": "minutely", "keep": 2}
+
+
+@pytest.mark.parametrize("backup, message", [
+    ("daily", r"addons\.etcd\.options\.backup is not a mapping"),
+    ({"keep": 3}, r"addons\.etcd\.options\.backup\.schedule is not a non-empty string"),
+    ({"schedule": "daily\nExecStart=/bin/sh"}, r"backup\.schedule: .* is not a systemd calendar expression"),
+    ({"schedule": "daily", "keep": 0}, r"backup\.keep: 0 is not a positive integer"),
+    ({"schedule": "daily", "keep": True}, r"backup\.keep: True is not a positive integer"),
+])
+def test_a_lock_with_a_bad_etcd_backup_is_refused_naming_the_field(backup, message):
+    lock = _lock(dict(SPEC, etcd={"version": "3.6.x"}))
+    lock["addons"]["etcd"]["options"]["backup"] = backup
+    with pytest.raises(LockError, match=message):
+        lock_values(lock)
 
 
 def test_cluster_name_defaults_to_kubernetes(lock):

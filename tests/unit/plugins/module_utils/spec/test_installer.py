@@ -54,6 +54,28 @@ def test_every_problem_reported_at_once_with_paths():
     assert len(found) == 4
 
 
+def test_etcd_backup_schedule_and_keep_are_checked():
+    found = problems("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec:
+          kubernetes: {version: 1.33.x}
+          etcd: {version: latest, backup: {schedule: "daily\\nExecStartPre=/bin/sh", keep: 0, target: x}}
+    """)
+    assert any(p.startswith("spec.etcd.backup.schedule: ") for p in found), found
+    assert any(p.startswith("spec.etcd.backup.keep: 0 ") for p in found), found
+    assert any(p.startswith("spec.etcd.backup.target: unknown field 'target'") for p in found), found
+    installer = parse_installer(textwrap.dedent("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec:
+          kubernetes: {version: 1.33.x}
+          etcd: {version: latest, backup: {schedule: "*-*-* 00/12:00:00", keep: 5}}
+          flannel: {version: latest}
+    """))
+    assert installer.options("etcd")["backup"] == {"schedule": "*-*-* 00/12:00:00", "keep": 5}
+
+
 def test_exactly_one_cni():
     assert problems("""
         apiVersion: cluster.mooring.io/v1beta1
