@@ -1,0 +1,42 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for mooring.cluster.controller_state: the controller's state archived with age, or restored."""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle.build import default_key_path, public_key_path
+from ansible_collections.mooring.cluster.plugins.plugin_utils import controllerstate
+from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
+from ansible_collections.mooring.cluster.plugins.plugin_utils.report import INVENTORY_DIR_SUBDIR
+
+
+def default_items(task_vars):
+    """Where this controller keeps each item, from the variables the other playbooks read."""
+    inventory_dir = task_vars.get("inventory_dir") or ""
+    signing_key = task_vars.get("bundle_signing_key") or default_key_path()
+    items = {
+        "pki": task_vars.get("mooring_pki_dir") or (os.path.join(inventory_dir, "pki") if inventory_dir else ""),
+        "lock": task_vars.get("bundle_lock") or "",
+        "signing_key": signing_key,
+        "signing_pub": public_key_path(signing_key),
+        "reports": os.path.join(inventory_dir, INVENTORY_DIR_SUBDIR) if inventory_dir else "",
+    }
+    return {name: os.path.expanduser(str(path)) if path else "" for name, path in items.items()}
+
+
+class ActionModule(MooringAction):
+    def act(self, args, task_vars):
+        items = args["items"] or default_items(task_vars)
+        if args["state"] == "archived":
+            if self.check_mode:
+                return {"changed": True, "items": items, "skipped": [], "files": 0, "sha256": ""}
+            done = controllerstate.pack(items, args["recipients"], args["path"])
+            return {"changed": True, "items": {n: items[n] for n in done["items"]}, "skipped": done["skipped"],
+                    "files": done["files"], "bytes": done["bytes"], "sha256": done["sha256"]}
+        if not args["identity"]:
+            raise controllerstate.ControllerStateError("state=restored needs identity (the private key the archive was encrypted to)")
+        done = controllerstate.unpack(args["path"], args["identity"], items, check_mode=self.check_mode)
+        return {"changed": bool(done["written"]), "items": {n: items[n] for n in done["items"]},
+                "files": done["files"], "written": done["written"], "unchanged": done["unchanged"]}
