@@ -28,7 +28,7 @@ def default_items(task_vars):
 
 class ActionModule(MooringAction):
     def act(self, args, task_vars):
-        items = args["items"] or default_items(task_vars)
+        items = {n: p for n, p in dict(default_items(task_vars), **(args["items"] or {})).items() if p}
         if args["state"] == "archived":
             if self.check_mode:
                 return {"changed": True, "items": items, "skipped": [], "files": 0, "sha256": ""}

@@ -53,7 +53,7 @@ options:
     type: path
   items:
     description:
-      - Item name to path, replacing the defaults. By default, from the inventory's variables as the other playbooks
+      - Item name to path, added to the defaults (an empty path drops one). The defaults come from the inventory's variables as the other playbooks
         read them - C(pki) (C(mooring_pki_dir), default C(INVENTORY_DIR/pki)), C(lock) (C(bundle_lock)),
         C(signing_key) and C(signing_pub) (C(bundle_signing_key), default C($MOORING_CONFIG_DIR/bundle-signing.key)
         or C(~/.config/mooring/bundle-signing.key)) and C(reports) (C(INVENTORY_DIR/.mooring-reports)).

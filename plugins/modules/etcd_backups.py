@@ -29,7 +29,7 @@ options:
   directory:
     description: Where the snapshots are (the role's C(etcd_scheduled_snapshots_dir)).
     type: path
-    default: /var/backups/mooring-etcd/scheduled
+    default: /var/backups/mooring-etcd-scheduled
 seealso:
   - module: mooring.cluster.etcd_snapshot
 """
@@ -86,7 +86,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common.errors impo
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(directory=dict(type="path", default="/var/backups/mooring-etcd/scheduled")),
+    module = AnsibleModule(argument_spec=dict(directory=dict(type="path", default="/var/backups/mooring-etcd-scheduled")),
                            supports_check_mode=True)
 
     def run(argv):
