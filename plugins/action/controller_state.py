@@ -31,12 +31,12 @@ class ActionModule(MooringAction):
         items = {n: p for n, p in dict(default_items(task_vars), **(args["items"] or {})).items() if p}
         if args["state"] == "archived":
             if self.check_mode:
-                return {"changed": True, "items": items, "skipped": [], "files": 0, "sha256": ""}
+                return {"changed": True, "paths": items, "skipped": [], "files": 0, "sha256": ""}
             done = controllerstate.pack(items, args["recipients"], args["path"])
-            return {"changed": True, "items": {n: items[n] for n in done["items"]}, "skipped": done["skipped"],
+            return {"changed": True, "paths": {n: items[n] for n in done["items"]}, "skipped": done["skipped"],
                     "files": done["files"], "bytes": done["bytes"], "sha256": done["sha256"]}
         if not args["identity"]:
             raise controllerstate.ControllerStateError("state=restored needs identity (the private key the archive was encrypted to)")
         done = controllerstate.unpack(args["path"], args["identity"], items, check_mode=self.check_mode)
-        return {"changed": bool(done["written"]), "items": {n: items[n] for n in done["items"]},
+        return {"changed": bool(done["written"]), "paths": {n: items[n] for n in done["items"]},
                 "files": done["files"], "written": done["written"], "unchanged": done["unchanged"]}

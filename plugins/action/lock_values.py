@@ -14,8 +14,13 @@ class ActionModule(MooringAction):
 
     def act(self, args, task_vars):
         lock = load_lock(args["path"])
+        addresses = args["addresses"]
+        if addresses is None:  # every inventory host's address (the proxy's NO_PROXY)
+            hostvars = task_vars.get("hostvars") or {}
+            addresses = [str(hostvars[h].get("mooring_address") or hostvars[h].get("ansible_host") or h)
+                         for h in (task_vars.get("groups") or {}).get("all", [])]
         values = lock_values(lock, control_plane_address=args["control_plane_address"],
-                             groups=args["groups"], arch=args["arch"], where=args["path"])
+                             groups=args["groups"], arch=args["arch"], where=args["path"], addresses=addresses)
         if args["with_lock"]:
             values["lock"] = lock
         return values

@@ -13,7 +13,7 @@ description:
   - Action plugin (runs on the controller). The controller's state is what makes the cluster's trust and cannot be
     made again without re-keying the cluster - the PKI directory (the CAs', service-account and etcd keys), the lock,
     the bundle signing key and its public key - and the run reports. Each is an item (a file or a directory)
-    found where the other playbooks look for it, from the same variables (RV(items)).
+    found where the other playbooks look for it, from the same variables (O(items), RV(paths)).
   - V(archived) writes one tar with C(MANIFEST.json) first (each file's item, path, mode, size and sha256),
     encrypted with age to O(recipients), mode 0600, atomically. No unencrypted copy is written anywhere. Decrypt it
     with Debian's C(age) too (C(age -d -i KEY ARCHIVE | tar -t)).
@@ -73,7 +73,7 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-items:
+paths:
   description: The items (V(archived) those found, V(restored) those of the archive) and their paths here.
   returned: success
   type: dict

@@ -89,6 +89,13 @@ options:
       owner: {description: 'Owner.', type: str, default: root}
       group: {description: 'Group.', type: str, default: root}
       validate: {description: 'A command (argv) run on the new content before it replaces the file; C(%s) is its path.', type: list, elements: str}
+      state:
+        description:
+          - V(absent) removes the file (no content needed). A started unit that lists it in O(units[].files) is restarted
+            after the removal (C(restart=stale)).
+        type: str
+        choices: [present, absent]
+        default: present
   secrets:
     description: Files whose content is secret (private keys) - never logged, never in a diff. Same fields as O(files).
     type: list
@@ -102,6 +109,7 @@ options:
       owner: {description: 'Owner.', type: str, default: root}
       group: {description: 'Group.', type: str, default: root}
       validate: {description: 'Not used for secrets.', type: list, elements: str}
+      state: {description: 'As O(files[].state).', type: str, choices: [present, absent], default: present}
   sysctl:
     description: Kernel settings (name to value) set now when they differ.
     type: dict
@@ -261,6 +269,7 @@ _FILE = dict(
     owner=dict(type="str", default="root"),
     group=dict(type="str", default="root"),
     validate=dict(type="list", elements="str"),
+    state=dict(type="str", choices=["present", "absent"], default="present"),
 )
 
 
@@ -307,7 +316,7 @@ def main():
     if problem:
         module.fail_json(msg=problem)
     for item in module.params["files"] + module.params["secrets"]:
-        if item["content"] is None:
+        if item["content"] is None and item["state"] != "absent":
             module.fail_json(msg="file %s: no content (src is read by the action plugin on the controller)" % item["path"])
 
     def run(argv):

@@ -38,6 +38,12 @@ options:
       - The inventory's groups (group name to host names, as the magic variable C(groups)). With it, RV(plans)
         holds what the install does on each host; the first host of C(control_plane) runs C(kubeadm init).
     type: dict
+  addresses:
+    description:
+      - Every host's address, added to the proxy's C(NO_PROXY) (RV(proxy)). Default - each inventory host's
+        C(mooring_address), else its C(ansible_host), else its name.
+    type: list
+    elements: str
   arch:
     description: Architecture in the catalog's terms (for the kubeadm boundary and the plans).
     type: str
@@ -142,6 +148,14 @@ etcd_topology:
   returned: always
   type: str
   sample: external
+proxy:
+  description:
+    - The lock's HTTP proxy (null without one) - C(http), C(https), C(no_proxy) (loopback, the spec's C(noProxy), the pod
+      and service networks, C(.svc) and the cluster domain, the API endpoint's host and every host's address) and
+      C(env) (C(HTTP_PROXY), C(HTTPS_PROXY), C(NO_PROXY) and their lower-case twins) for systemd drop-ins.
+  returned: always
+  type: dict
+  sample: {http: "http://proxy.example:3128", https: "http://proxy.example:3128", no_proxy: [localhost, 10.32.0.0/16]}
 etcd_backup:
   description: The etcd add-on's C(backup) option - scheduled snapshots on the etcd hosts, C(schedule) and C(keep)
     (default 5) - or null when the lock asks for none.

@@ -36,7 +36,9 @@ import tarfile
 import tempfile
 import threading
 import time
+import urllib.request
 import zlib
+from urllib.parse import urlsplit
 
 from ansible.module_utils.urls import open_url
 
@@ -183,6 +185,47 @@ def _open_source(path, name):
 # --------------------------------------------------------------------------------------------
 # Fetching with verification
 # --------------------------------------------------------------------------------------------
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+
+
+@contextlib.contextmanager
+def proxy_environment(lock):
+    """While the build runs, the lock's HTTP proxy (``spec.proxy``) in this process's environment, where
+    ``open_url`` (artifacts) and ``apt-get download`` (host packages) read it; the controller's own proxy variables
+    are put back afterwards. Without a proxy in the lock nothing changes. Yields the variables set."""
+    proxy = lock.get("proxy") if isinstance(lock, dict) else None
+    if not proxy:
+        yield {}
+        return
+    http = proxy.get("http") or proxy.get("https")
+    https = proxy.get("https") or proxy.get("http")
+    no_proxy = ",".join(dict.fromkeys(list(LOOPBACK) + [str(v) for v in proxy.get("noProxy") or ()]))
+    env = {"HTTP_PROXY": http, "HTTPS_PROXY": https, "NO_PROXY": no_proxy,
+           "http_proxy": http, "https_proxy": https, "no_proxy": no_proxy}
+    saved = {k: os.environ.get(k) for k in PROXY_VARIABLES}
+    os.environ.update(env)
+    try:
+        yield env
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def via_proxy(url):
+    """The URL this process connects to for ``url``: its proxy, as the environment gives one to urllib (and so to
+    ``open_url``), or ``url`` itself. The route guard checks that one."""
+    parts = urlsplit(url)
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(parts.scheme)
+    if proxy and not urllib.request.proxy_bypass_environment(parts.hostname or "", proxies):
+        return proxy
+    return url
+
+
 def fetch(url, dest, expected_sha256, name, progress=None, counter=None, timeout=60, expected_size=None):
     """Download ``url`` to ``dest`` (https, http, file) while hashing it.
 
@@ -208,7 +251,7 @@ def fetch(url, dest, expected_sha256, name, progress=None, counter=None, timeout
                                   % (name, excerpt(url, URL_SHOWN)))
             source, total = _open_source(path, name)
         else:
-            netguard.check_url(url)
+            netguard.check_url(via_proxy(url))
             source = open_url(url, timeout=timeout, http_agent="mooring.cluster-bundle")
             try:
                 total = int(source.headers.get("Content-Length") or 0)
@@ -841,6 +884,16 @@ def _build_packages(cache, lock, names, distro, sink, counter, apt_download):
 
 def build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distro="debian", progress=None,
                  check_mode=False, apt_download=_apt_download, verify_cache=False):
+    """Build (or reuse) every package and write the signed bundle to ``output``, fetching through the lock's
+    proxy when it has one (:func:`proxy_environment`); see :func:`_build_bundle`."""
+    with proxy_environment(lock):
+        return _build_bundle(lock, output, key_path=key_path, cache_dir=cache_dir, addons=addons, distro=distro,
+                             progress=progress, check_mode=check_mode, apt_download=apt_download,
+                             verify_cache=verify_cache)
+
+
+def _build_bundle(lock, output, key_path=None, cache_dir=None, addons=None, distro="debian", progress=None,
+                  check_mode=False, apt_download=_apt_download, verify_cache=False):
     """Build (or reuse) every package and write the signed bundle to ``output``.
 
     Returns a result dict: ``changed``, ``id`` (sha256 of bundle.json), ``size`` of the bundle file,

@@ -41,6 +41,7 @@ class HostState:
         self.diffs = []
         self.changed_paths = set()
         self.changed_files = []  # files (and secrets) written or fixed, in order
+        self.removed_paths = set()  # files removed (state: absent): a unit reading one is restarted
         self.unit_states = {}    # unit -> ActiveState after this pass
         self.stale = {}          # unit (restart=never) -> why its process is not what is installed
 
@@ -143,6 +144,9 @@ class HostState:
 
     def _file(self, item, secret):
         path = self._path(item["path"])
+        if item.get("state") == "absent":
+            self._absent(item["path"], path)
+            return
         want = fileio._as_bytes(item["content"])
         mode = int(item.get("mode") or "0644", 8)
         owner, group = item.get("owner") or "root", item.get("group") or "root"
@@ -166,6 +170,18 @@ class HostState:
             self._note("file", item["path"], what)
             self.changed_paths.add(item["path"])
             self.changed_files.append(item["path"])
+
+    def _absent(self, name, path):
+        if not os.path.lexists(path):
+            return
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise MooringError("file %s: a directory is there; not removed" % name)
+        if not self.check_mode:
+            os.unlink(path)
+        self._note("file", name, ["removed"])
+        self.changed_paths.add(name)
+        self.removed_paths.add(name)
+        self.changed_files.append(name)
 
     def _write(self, path, data, mode, owner, group, validate):
         def check(tmp):
@@ -285,6 +301,7 @@ class HostState:
             files = list(item.get("files") or ())
             # In check mode nothing was written, so what would be written counts as changed.
             reasons = service.stale_reasons(props, item.get("binary"), files)
+            reasons += ["%s was removed" % p for p in files if p in self.removed_paths]
             if self.check_mode:
                 reasons += ["%s would change" % p for p in files if p in self.changed_paths]
             if reasons:

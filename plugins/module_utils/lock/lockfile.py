@@ -107,6 +107,8 @@ def build_lock(installer, catalog, architectures=DEFAULT_ARCHITECTURES):
     }
     if installer.host_preflights:  # the preflight stage runs them (docs/preflight.md); absent otherwise
         lock["hostPreflights"] = installer.host_preflights
+    if installer.proxy:  # the hosts' containerd and kubelet and an online bundle build use it (docs/proxy.md)
+        lock["proxy"] = installer.proxy
     # Plain JSON types only (callers may pass str subclasses, e.g. ansible-core's tagged values).
     lock = json.loads(canonical_json(lock))
     lock["digest"] = lock_digest(lock)
@@ -338,6 +340,11 @@ class _Shape(object):
         self.mapping(lock.get("spec"), "spec", optional=True)
         chosen = self.mapping(lock.get("hostPreflights"), "hostPreflights", optional=True)
         self.listing(chosen.get("documents"), "hostPreflights.documents", optional=True)
+        proxy = self.mapping(lock.get("proxy"), "proxy", optional=True)
+        for key in ("http", "https"):
+            self.text(proxy.get(key), "proxy." + key, optional=True, limit=2048)
+        for i, entry in enumerate(self.listing(proxy.get("noProxy"), "proxy.noProxy", optional=True)):
+            self.text(entry, _field("proxy.noProxy", i), limit=253)
         for i, arch in enumerate(self.listing(lock["architectures"], "architectures")):
             self.name(arch, _field("architectures", i), "architecture")
         for name, addon in sorted(self.mapping(lock["addons"], "addons").items()):

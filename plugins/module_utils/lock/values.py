@@ -145,6 +145,52 @@ def _ha_endpoint(options, where):
             "router_id": ha.get("routerId", DEFAULT_ROUTER_ID), "packages": control_plane_packages(options)}
 
 
+def _endpoint_host(endpoint):
+    """The host part of ``HOST:PORT`` / ``[IPv6]:PORT`` / ``HOST``."""
+    if endpoint.startswith("["):
+        return endpoint[1:].split("]", 1)[0]
+    return endpoint.rsplit(":", 1)[0] if endpoint.count(":") == 1 else endpoint
+
+
+def _proxy(lock, options, api_endpoint, addresses, where):
+    """The lock's HTTP proxy as the hosts and the controller use it (``None`` without one): ``http``, ``https``,
+    ``no_proxy`` - what must never go through it: loopback, the spec's own ``noProxy``, the pod and service
+    networks, the cluster's DNS suffixes, the API endpoint and every host of the inventory - and ``env``, the
+    variables a systemd drop-in or a process environment sets (upper and lower case: Go reads either)."""
+    if not lock.get("proxy"):
+        return None
+    proxy = _mapping(lock["proxy"], "proxy", where)
+    urls = {key: _string(proxy[key], "proxy." + key, where) for key in ("http", "https") if proxy.get(key)}
+    if not urls:
+        raise LockError("%s: proxy has neither http nor https" % where)
+    spec_no_proxy = proxy.get("noProxy") or []
+    if not isinstance(spec_no_proxy, list):
+        raise LockError("%s: proxy.noProxy is not a list" % where)
+    wanted = ["localhost", "127.0.0.1", "::1"] + [_string(v, "proxy.noProxy[]", where) for v in spec_no_proxy]
+    wanted += [options[k] for k in ("podCIDR", "serviceCIDR") if options.get(k)]
+    wanted += [".svc", "." + options.get("clusterDomain", "cluster.local")]
+    if api_endpoint:
+        wanted.append(_endpoint_host(api_endpoint))
+    wanted += [a for a in addresses or () if a]
+    no_proxy = list(dict.fromkeys(str(v) for v in wanted))
+    env = {}
+    for scheme in ("http", "https"):
+        url = urls.get(scheme) or urls.get("http") or urls.get("https")
+        env["%s_PROXY" % scheme.upper()] = env["%s_proxy" % scheme] = url
+    env["NO_PROXY"] = env["no_proxy"] = ",".join(no_proxy)
+    return {"http": env["HTTP_PROXY"], "https": env["HTTPS_PROXY"], "no_proxy": no_proxy, "env": env,
+            "dropin": systemd_environment(env, "the lock's proxy (spec.proxy): mooring.cluster, docs/proxy.md")}
+
+
+def systemd_environment(env, why):
+    """A systemd drop-in that sets ``env`` for a service (values quoted, ``%`` escaped)."""
+    lines = ["# %s" % why, "[Service]"]
+    for key in sorted(env):
+        value = str(env[key]).replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+        lines.append('Environment="%s=%s"' % (key, value))
+    return "\n".join(lines) + "\n"
+
+
 def _plans(lock, groups, arch):
     """What the install does on each host of the inventory, from the lock alone: ``{host: [line, ...]}``.
 
@@ -163,12 +209,13 @@ def _plans(lock, groups, arch):
             for host in hosts}
 
 
-def lock_values(lock, control_plane_address=None, groups=None, arch=DEFAULT_ARCH, where="lock"):
+def lock_values(lock, control_plane_address=None, groups=None, arch=DEFAULT_ARCH, where="lock", addresses=None):
     """Every value the playbooks take from ``lock`` (a loaded, digest-checked lock).
 
     ``control_plane_address``: the first control-plane host's address, for the API endpoint when
     the lock sets no ``controlPlaneEndpoint``. ``groups``: the inventory's groups mapping, for the
-    per-host install plans. ``where`` names the lock in error messages."""
+    per-host install plans. ``addresses``: every host's address, never sent through the proxy.
+    ``where`` names the lock in error messages."""
     _mapping(lock, "the lock", where)
     if "addons" not in lock:
         raise LockError("%s: addons is missing" % where)
@@ -182,15 +229,17 @@ def lock_values(lock, control_plane_address=None, groups=None, arch=DEFAULT_ARCH
     _string(cluster_name, "addons.kubernetes.options.clusterName", where)
     edge = boundary(lock, arch)
     missing = edge["artifacts"] + edge["images"]
+    api_endpoint = _api_endpoint(options, control_plane_address, where)
     return {
         "digest": digest,
         "kubernetes_version": version,
         "kubernetes_images": refs,
         "kubernetes_options": options,
         "cluster_name": cluster_name,
-        "api_endpoint": _api_endpoint(options, control_plane_address, where),
+        "api_endpoint": api_endpoint,
         "etcd_topology": _etcd_topology(addons, where),
         "etcd_backup": _etcd_backup(addons, where),
+        "proxy": _proxy(lock, options, api_endpoint, addresses, where),
         "ha_endpoint": _ha_endpoint(options, where),
         "addons": addons,
         "boundary": edge,

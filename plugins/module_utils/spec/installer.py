@@ -141,6 +141,20 @@ SETTINGS_SCHEMAS = {
     },
 }
 
+# Not an add-on: the HTTP proxy the hosts' containerd and kubelet, and the controller building a bundle online,
+# go through (docs/proxy.md). The cluster's own networks, endpoint and hosts are added to noProxy by mooring.
+_PROXY_URL = {"type": "string", "pattern": r"^https?://[^\s/?#]+/?$"}
+SETTINGS_SCHEMAS["proxy"] = {
+    "type": "object",
+    "additionalProperties": False,
+    "anyOf": [{"required": ["http"]}, {"required": ["https"]}],
+    "properties": {
+        "http": _PROXY_URL,
+        "https": _PROXY_URL,
+        "noProxy": {"type": "array", "items": {"type": "string", "pattern": r"^[^\s,]+$"}},
+    },
+}
+
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
@@ -175,7 +189,8 @@ DEFAULTS = {
     "flannel": {"backend": "vxlan"},
 }
 
-# kURL add-on -> {kURL field: (our add-on, our field path)}. A kURL add-on listed here is installed
+KURL_PROXY_OFF = "-off"
+# kURL add-on -> {kURL field: (our add-on, our field path), or a tuple of such pairs}. A kURL add-on listed here is installed
 # (its version resolved against our catalog); its other fields are named in a warning each.
 KURL_MAPPING = {
     "kubernetes": {"version": ("kubernetes", "version"), "serviceCIDR": ("kubernetes", "serviceCIDR"),
@@ -194,7 +209,13 @@ KURL_MAPPING = {
     "localPathProvisioner": {"version": ("localPathProvisioner", "version")},
     # kURL's settings section: its host preflights (a troubleshoot.sh HostPreflight) run by the preflight stage.
     "kurl": {"hostPreflights": ("hostPreflights", "documents"),
-             "hostPreflightEnforceWarnings": ("hostPreflights", "enforceWarnings")},
+             "hostPreflightEnforceWarnings": ("hostPreflights", "enforceWarnings"),
+             # kURL's one proxy serves both schemes; both no-proxy lists add to mooring's own.
+             "proxyAddress": (("proxy", "http"), ("proxy", "https")),
+             "noProxyAddresses": ("proxy", "noProxy"),
+             "additionalNoProxyAddresses": ("proxy", "noProxy"),
+             # true: no proxy at all (kURL's no-proxy flag)
+             "noProxy": ("proxy", KURL_PROXY_OFF)},
 }
 # kURL fields mapped only when the value fits here: kURL widens the NodePort range to 80-60000,
 # mooring.cluster keeps Kubernetes' default, so a kURL port outside it is ignored with a warning.
@@ -235,6 +256,7 @@ class Installer(object):
         self._name = name or "installer"
         # {documents: [HostPreflight...], enforceWarnings: bool} when the spec carries host preflights, else {}.
         self.host_preflights = {}
+        self.proxy = {}
 
     @property
     def name(self):
@@ -433,13 +455,18 @@ def _map_kurl_addon(name, values, fields, mapped, unsupported, ignored_ports):
                                  "mooring.cluster keeps Kubernetes' default); ignored, the default port is used"
                                  % (name, field, value, NODE_PORT_RANGE[0], NODE_PORT_RANGE[1]))
             continue
-        if value is not None:
-            addon, ours = fields[field]
+        if value is None:
+            continue
+        targets = fields[field]
+        for addon, ours in targets if isinstance(targets[0], tuple) else (targets,):
             target = mapped.setdefault(addon, {})
             *parents, leaf = ours.split(".")
             for parent in parents:
                 target = target.setdefault(parent, {})
-            target[leaf] = value
+            if isinstance(target.get(leaf), list) and isinstance(value, list):
+                target[leaf] = target[leaf] + value  # two kURL lists into one of ours
+            else:
+                target[leaf] = value
 
 
 def _map_kurl(document):
@@ -493,6 +520,11 @@ def _map_kurl(document):
         warnings.extend("%s: kURL field not supported by mooring.cluster; ignored" % item
                         for item in unsupported[before:] if not any(p.startswith(item + ":") for p in ports))
         warnings.extend(ports)
+    proxy = mapped.get("proxy")
+    if proxy is not None and (proxy.pop(KURL_PROXY_OFF, False) is True or not ("http" in proxy or "https" in proxy)):
+        if proxy and "http" not in proxy:
+            warnings.append("spec.kurl.noProxyAddresses/additionalNoProxyAddresses: no proxyAddress (or noProxy: true); ignored")
+        del mapped["proxy"]
     if "kubernetes" not in spec or any(cni in mapped for cni in CNI_ADDONS):
         # another CNI is installed, or no cluster mooring.cluster can install (the error says so)
         warnings.extend("spec.%s: kURL CNI not supported by mooring.cluster; ignored" % n for n in no_cni)
@@ -605,6 +637,8 @@ def parse_installer(source):
         docs = chosen["documents"]
         installer.host_preflights = {"documents": copy.deepcopy(docs if isinstance(docs, list) else [docs]),
                                      "enforceWarnings": bool(chosen.get("enforceWarnings", False))}
+    if spec.get("proxy"):
+        installer.proxy = copy.deepcopy(spec["proxy"])
     try:
         installer.hash_now()
     except KurlHashError as exc:  # kURL could not have hashed it either

@@ -533,3 +533,23 @@ def test_a_pax_header_at_the_limit_is_read_and_one_past_it_refused(tmp_path, sou
                 h.verify_bundle(str(path), pub)
         else:  # a comment for the first member: read, and harmless
             assert h.verify_bundle(str(path), pub)["id"] == built["id"]
+
+
+def test_the_lock_s_proxy_is_in_the_environment_only_while_the_build_runs(monkeypatch):
+    monkeypatch.setenv("HTTPS_PROXY", "http://operator-proxy:8080")
+    monkeypatch.delenv("HTTP_PROXY", raising=False)
+    monkeypatch.delenv("http_proxy", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    lock = {"proxy": {"http": "http://10.89.0.11:8888", "noProxy": [".corp"]}}
+    with b.proxy_environment(lock) as env:
+        assert os.environ["HTTP_PROXY"] == os.environ["https_proxy"] == "http://10.89.0.11:8888"
+        assert os.environ["NO_PROXY"] == "localhost,127.0.0.1,::1,.corp" == env["no_proxy"]
+        # what the route guard checks: the proxy for a proxied URL, the URL itself for a bypassed one
+        assert b.via_proxy("http://mirror.lab:8080/x.tar.gz") == "http://10.89.0.11:8888"
+        assert b.via_proxy("https://files.corp/x") == "https://files.corp/x"
+        assert b.via_proxy("http://127.0.0.1:9/x") == "http://127.0.0.1:9/x"
+    assert os.environ["HTTPS_PROXY"] == "http://operator-proxy:8080"
+    assert "HTTP_PROXY" not in os.environ and "no_proxy" not in os.environ
+    with b.proxy_environment({}) as env:
+        assert env == {} and os.environ["HTTPS_PROXY"] == "http://operator-proxy:8080"

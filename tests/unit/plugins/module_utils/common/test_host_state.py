@@ -129,6 +129,24 @@ def test_a_stale_unit_is_restarted_and_check_mode_says_so(root):
     assert changes[0] == "file /etc/app.conf: content" and systemd.acts() == ["restart"]
 
 
+def test_an_absent_drop_in_is_removed_and_its_unit_restarted_then_nothing(root):
+    dropin = root / "etc/systemd/system/app.service.d/http-proxy.conf"
+    dropin.parent.mkdir(parents=True)
+    dropin.write_text("[Service]\nEnvironment=HTTP_PROXY=http://p:3128\n")
+    path = "/etc/systemd/system/app.service.d/http-proxy.conf"
+    want = params(files=[{"path": path, "state": "absent"}],
+                  units=[{"name": "app", "state": "started", "restart": "stale", "files": [path]}])
+    systemd = Systemd()
+    changes = host_state.converge(want, systemd, check_mode=True, root=str(root))["changes"]
+    assert changes[0] == "file %s: removed" % path and dropin.exists()
+    changes = host_state.converge(want, systemd, root=str(root))["changes"]
+    assert changes == ["file %s: removed" % path, "systemd: daemon-reload",
+                       "unit app: restarted (%s was removed)" % path]
+    assert not dropin.exists() and systemd.acts()[-2:] == ["daemon-reload", "restart"]
+    systemd = Systemd()
+    assert host_state.converge(want, systemd, root=str(root))["changes"] == [] and systemd.acts() == []
+
+
 def test_something_else_in_the_way_is_refused(root):
     (root / "etc/d").write_text("a file\n")
     with pytest.raises(MooringError, match="directory /etc/d: something else is there"):

@@ -72,6 +72,7 @@ def test_every_field_of_a_real_catalog_lock(lock):
     assert values["api_endpoint"] == "10.0.0.11:6443"
     assert values["etcd_topology"] == "external"
     assert values["etcd_backup"] is None
+    assert values["proxy"] is None
     assert values["addons"] == lock["addons"]
     assert values["boundary"] == {"artifacts": [], "images": []}
     assert values["boundary_missing"] == []
@@ -79,7 +80,7 @@ def test_every_field_of_a_real_catalog_lock(lock):
     assert values["plans"] == {}
     assert values["host_preflights"] == {}
     assert sorted(values) == sorted(["digest", "kubernetes_version", "kubernetes_images", "kubernetes_options",
-                                     "cluster_name", "api_endpoint", "ha_endpoint", "etcd_topology", "etcd_backup", "addons",
+                                     "cluster_name", "api_endpoint", "ha_endpoint", "etcd_topology", "etcd_backup", "proxy", "addons",
                                      "boundary", "boundary_missing", "kubeadm_ready", "plans", "host_preflights",
                                      "installer_spec"])
     assert values["ha_endpoint"] is None
@@ -132,6 +133,30 @@ def test_a_lock_with_a_bad_etcd_backup_is_refused_naming_the_field(backup, messa
     lock["addons"]["etcd"]["options"]["backup"] = backup
     with pytest.raises(LockError, match=message):
         lock_values(lock)
+
+
+def test_the_proxy_with_the_cluster_s_own_addresses_never_proxied():
+    spec = dict(SPEC, proxy={"http": "http://proxy.example:3128", "noProxy": [".corp"]},
+                kubernetes=dict(SPEC["kubernetes"], controlPlaneEndpoint="api.example.test:6443"))
+    lock = _lock(spec)
+    assert lock["proxy"] == {"http": "http://proxy.example:3128", "noProxy": [".corp"]}
+    proxy = lock_values(lock, addresses=["10.0.0.11", "10.0.0.12", "10.0.0.11"])["proxy"]
+    assert proxy["http"] == proxy["https"] == "http://proxy.example:3128"
+    assert proxy["no_proxy"] == ["localhost", "127.0.0.1", "::1", ".corp", "10.32.0.0/16", "10.96.0.0/16", ".svc",
+                                 ".cluster.local", "api.example.test", "10.0.0.11", "10.0.0.12"]
+    assert proxy["env"]["NO_PROXY"] == proxy["env"]["no_proxy"] == ",".join(proxy["no_proxy"])
+    assert proxy["env"]["HTTPS_PROXY"] == proxy["env"]["https_proxy"] == "http://proxy.example:3128"
+    lines = proxy["dropin"].splitlines()
+    assert lines[1] == "[Service]"
+    assert 'Environment="HTTP_PROXY=http://proxy.example:3128"' in lines
+    assert 'Environment="NO_PROXY=%s"' % proxy["env"]["NO_PROXY"] in lines
+    assert len(lines) == 8
+
+
+def test_a_systemd_drop_in_escapes_what_systemd_would_read_otherwise():
+    from ansible_collections.mooring.cluster.plugins.module_utils.lock.values import systemd_environment
+    text = systemd_environment({"HTTP_PROXY": 'http://u:p%41"x\\@h:1'}, "why")
+    assert text == '# why\n[Service]\nEnvironment="HTTP_PROXY=http://u:p%%41\\"x\\\\@h:1"\n'
 
 
 def test_cluster_name_defaults_to_kubernetes(lock):

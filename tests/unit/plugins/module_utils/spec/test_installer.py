@@ -181,6 +181,62 @@ def test_kurl_document_is_mapped_and_unsupported_named():
                                   "spec.kubernetes.haCluster: kURL field not supported by mooring.cluster; ignored"]
 
 
+def test_kurl_proxy_fields_become_the_spec_s_proxy():
+    installer = parse_installer(textwrap.dedent("""
+        apiVersion: cluster.kurl.sh/v1beta1
+        kind: Installer
+        spec:
+          kubernetes: {version: 1.35.x}
+          flannel: {version: latest}
+          kurl:
+            proxyAddress: http://10.128.0.70:3128
+            noProxyAddresses: [10.0.0.0/8]
+            additionalNoProxyAddresses: [.corporate.internal]
+    """))
+    assert installer.proxy == {"http": "http://10.128.0.70:3128", "https": "http://10.128.0.70:3128",
+                               "noProxy": [".corporate.internal", "10.0.0.0/8"]}  # kURL field order
+    assert not [w for w in installer.warnings if "proxy" in w.lower()]
+
+
+@pytest.mark.parametrize("kurl, warned", [
+    ("{proxyAddress: 'http://10.128.0.70:3128', noProxy: true}", False),  # kURL's flag: no proxy at all
+    ("{additionalNoProxyAddresses: [.corp]}", True),                     # no-proxy list without a proxy
+])
+def test_kurl_without_a_usable_proxy_gets_none(kurl, warned):
+    installer = parse_installer(textwrap.dedent("""
+        apiVersion: cluster.kurl.sh/v1beta1
+        kind: Installer
+        spec:
+          kubernetes: {version: 1.35.x}
+          flannel: {version: latest}
+          kurl: %s
+    """ % kurl))
+    assert installer.proxy == {}
+    assert any("no proxyAddress" in w for w in installer.warnings) is warned
+
+
+def test_the_proxy_of_a_mooring_spec_is_checked():
+    found = problems("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec:
+          kubernetes: {version: 1.33.x}
+          flannel: {version: latest}
+          proxy: {http: "ftp://proxy:21", noProxy: ["a,b"], user: x}
+    """)
+    assert any(p.startswith("spec.proxy.http: 'ftp://proxy:21'") for p in found), found
+    assert any(p.startswith("spec.proxy.noProxy[0]: 'a,b'") or p.startswith("spec.proxy.noProxy.0") for p in found), found
+    assert any(p.startswith("spec.proxy.user: unknown field") for p in found), found
+    assert problems("""
+        apiVersion: cluster.mooring.io/v1beta1
+        kind: Installer
+        spec:
+          kubernetes: {version: 1.33.x}
+          flannel: {version: latest}
+          proxy: {noProxy: [.corp]}
+    """)
+
+
 @pytest.mark.parametrize("head", [
     "apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\n",
     "apiVersion: kurl.sh/v1beta1\nkind: Installer\n",
