@@ -81,6 +81,7 @@ failed_backups:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcdbackup  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 

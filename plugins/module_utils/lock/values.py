@@ -179,16 +179,24 @@ def _proxy(lock, options, api_endpoint, addresses, where):
         env["%s_PROXY" % scheme.upper()] = env["%s_proxy" % scheme] = url
     env["NO_PROXY"] = env["no_proxy"] = ",".join(no_proxy)
     return {"http": env["HTTP_PROXY"], "https": env["HTTPS_PROXY"], "no_proxy": no_proxy, "env": env,
-            "dropin": systemd_environment(env, "the lock's proxy (spec.proxy): mooring.cluster, docs/proxy.md")}
+            "files": proxy_files(env)}
 
 
-def systemd_environment(env, why):
-    """A systemd drop-in that sets ``env`` for a service (values quoted, ``%`` escaped)."""
-    lines = ["# %s" % why, "[Service]"]
+# The proxy's variables live in this file (0600: a proxy URL may carry credentials, and a unit's Environment= is
+# readable by every user through systemctl show); each service's drop-in only points at it.
+PROXY_ENV_FILE = "/etc/mooring/proxy.env"
+
+
+def proxy_files(env):
+    """``{env_file: {path, content}, dropin: text}``: the variables as a systemd EnvironmentFile (values quoted,
+    backslashes and quotes escaped) and the drop-in a service reads it through."""
+    lines = ["# The lock's HTTP proxy (spec.proxy), written by mooring.cluster: docs/proxy.md"]
     for key in sorted(env):
-        value = str(env[key]).replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
-        lines.append('Environment="%s=%s"' % (key, value))
-    return "\n".join(lines) + "\n"
+        value = str(env[key]).replace("\\", "\\\\").replace('"', '\\"')
+        lines.append('%s="%s"' % (key, value))
+    dropin = ("# The lock's HTTP proxy (spec.proxy), written by mooring.cluster: docs/proxy.md\n"
+              "[Service]\nEnvironmentFile=%s\n" % PROXY_ENV_FILE)
+    return {"env_file": {"path": PROXY_ENV_FILE, "content": "\n".join(lines) + "\n"}, "dropin": dropin}
 
 
 def _plans(lock, groups, arch):

@@ -19,7 +19,8 @@ pyrage = pytest.importorskip("pyrage")
 def _tree(root):
     """{relative path: (bytes, mode)} of every file under root (or of root itself when it is a file)."""
     if os.path.isfile(root):
-        return {"": (open(root, "rb").read(), os.stat(root).st_mode & 0o777)}
+        with open(root, "rb") as handle:
+            return {"": (handle.read(), os.stat(root).st_mode & 0o777)}
     found = {}
     for here, _dirs, names in os.walk(root):
         for name in names:
@@ -61,7 +62,8 @@ def test_round_trip_into_empty_directories_byte_for_byte(state):
     done = controllerstate.pack(state["items"], [state["recipient"]], archive)
     assert done["items"] == ["lock", "pki", "signing_key"] and done["skipped"] == ["reports"] and done["files"] == 5
     assert os.stat(archive).st_mode & 0o777 == 0o600
-    assert b"CAKEY" not in open(archive, "rb").read()  # encrypted, not merely packed
+    with open(archive, "rb") as handle:
+        assert b"CAKEY" not in handle.read()  # encrypted, not merely packed
     targets = _new_targets(state["tmp"])
     restored = controllerstate.unpack(archive, state["identity"], targets)
     assert len(restored["written"]) == 5
@@ -88,15 +90,18 @@ def test_a_non_empty_target_or_a_different_file_refuses_everything(state, tmp_pa
     controllerstate.pack(state["items"], [state["recipient"]], archive)
     targets = _new_targets(tmp_path)
     os.makedirs(targets["pki"])
-    open(os.path.join(targets["pki"], "ca.crt"), "w").write("someone else's\n")
-    open(targets["lock"], "w").write("digest: other\n")
+    with open(os.path.join(targets["pki"], "ca.crt"), "w") as handle:
+        handle.write("someone else's\n")
+    with open(targets["lock"], "w") as handle:
+        handle.write("digest: other\n")
     with pytest.raises(ControllerStateError) as err:
         controllerstate.unpack(archive, state["identity"], targets)
     assert len(err.value.problems) == 2
     assert "lock: %s exists with other content" % targets["lock"] in err.value.problems[0]
     assert "pki: %s is not empty" % targets["pki"] in err.value.problems[1]
     assert not os.path.exists(targets["signing_key"])  # nothing written
-    assert open(targets["lock"]).read() == "digest: other\n"
+    with open(targets["lock"]) as handle:
+        assert handle.read() == "digest: other\n"
 
 
 def test_a_changed_archive_and_a_loose_identity_are_refused(state, tmp_path):

@@ -146,17 +146,18 @@ def test_the_proxy_with_the_cluster_s_own_addresses_never_proxied():
                                  ".cluster.local", "api.example.test", "10.0.0.11", "10.0.0.12"]
     assert proxy["env"]["NO_PROXY"] == proxy["env"]["no_proxy"] == ",".join(proxy["no_proxy"])
     assert proxy["env"]["HTTPS_PROXY"] == proxy["env"]["https_proxy"] == "http://proxy.example:3128"
-    lines = proxy["dropin"].splitlines()
-    assert lines[1] == "[Service]"
-    assert 'Environment="HTTP_PROXY=http://proxy.example:3128"' in lines
-    assert 'Environment="NO_PROXY=%s"' % proxy["env"]["NO_PROXY"] in lines
-    assert len(lines) == 8
+    env_file, dropin = proxy["files"]["env_file"], proxy["files"]["dropin"]
+    assert env_file["path"] == "/etc/mooring/proxy.env"
+    lines = env_file["content"].splitlines()
+    assert 'HTTP_PROXY="http://proxy.example:3128"' in lines and 'no_proxy="%s"' % proxy["env"]["NO_PROXY"] in lines
+    assert len(lines) == 7
+    assert dropin.splitlines()[1:] == ["[Service]", "EnvironmentFile=/etc/mooring/proxy.env"]
 
 
-def test_a_systemd_drop_in_escapes_what_systemd_would_read_otherwise():
-    from ansible_collections.mooring.cluster.plugins.module_utils.lock.values import systemd_environment
-    text = systemd_environment({"HTTP_PROXY": 'http://u:p%41"x\\@h:1'}, "why")
-    assert text == '# why\n[Service]\nEnvironment="HTTP_PROXY=http://u:p%%41\\"x\\\\@h:1"\n'
+def test_the_environment_file_escapes_quotes_and_backslashes():
+    from ansible_collections.mooring.cluster.plugins.module_utils.lock.values import proxy_files
+    text = proxy_files({"HTTP_PROXY": 'http://u:p"x\\@h:1'})["env_file"]["content"]
+    assert text.splitlines()[1] == 'HTTP_PROXY="http://u:p\\"x\\\\@h:1"'
 
 
 def test_cluster_name_defaults_to_kubernetes(lock):
