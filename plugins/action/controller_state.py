@@ -22,6 +22,10 @@ def default_items(task_vars):
         "signing_key": signing_key,
         "signing_pub": public_key_path(signing_key),
         "reports": os.path.join(inventory_dir, INVENTORY_DIR_SUBDIR) if inventory_dir else "",
+        # What install writes on the controller from the PKI and the lock: the admin kubeconfig (a credential) and
+        # the rendered add-on manifests (the record of what was applied).
+        "kubeconfig": task_vars.get("mooring_kubeconfig") or (os.path.join(inventory_dir, "admin.conf") if inventory_dir else ""),
+        "rendered": task_vars.get("mooring_addons_render_dir") or (os.path.join(inventory_dir, "rendered") if inventory_dir else ""),
     }
     return {name: os.path.expanduser(str(path)) if path else "" for name, path in items.items()}
 

@@ -12,9 +12,11 @@ version_added: 0.2.0
 description:
   - Action plugin (runs on the controller). The controller's state is what makes the cluster's trust and cannot be
     made again without re-keying the cluster - the PKI directory (the CAs', service-account and etcd keys), the lock,
-    the bundle signing key and its public key - and the run reports. Each is an item (a file or a directory)
+    the bundle signing key and its public key - and what install leaves there - the admin kubeconfig, the rendered
+    add-ons, the run reports. Each is an item (a file or a directory)
     found where the other playbooks look for it, from the same variables (O(items), RV(paths)).
-  - V(archived) writes one tar with C(MANIFEST.json) first (each file's item, path, mode, size and sha256),
+  - V(archived) writes one tar with C(MANIFEST.json) first (each file's item, path, mode, size and sha256, and each
+    directory's mode),
     encrypted with age to O(recipients), mode 0600, atomically. No unencrypted copy is written anywhere. Decrypt it
     with Debian's C(age) too (C(age -d -i KEY ARCHIVE | tar -t)).
   - V(restored) decrypts O(path) with O(identity), checks every file against the manifest and every destination,
@@ -56,7 +58,9 @@ options:
       - Item name to path, added to the defaults (an empty path drops one). The defaults come from the inventory's variables as the other playbooks
         read them - C(pki) (C(mooring_pki_dir), default C(INVENTORY_DIR/pki)), C(lock) (C(bundle_lock)),
         C(signing_key) and C(signing_pub) (C(bundle_signing_key), default C($MOORING_CONFIG_DIR/bundle-signing.key)
-        or C(~/.config/mooring/bundle-signing.key)) and C(reports) (C(INVENTORY_DIR/.mooring-reports)).
+        or C(~/.config/mooring/bundle-signing.key)), C(reports) (C(INVENTORY_DIR/.mooring-reports)), C(kubeconfig)
+        (C(mooring_kubeconfig), default C(INVENTORY_DIR/admin.conf)) and C(rendered) (C(mooring_addons_render_dir), default
+        C(INVENTORY_DIR/rendered)).
       - On V(archived) a missing item is skipped and named in RV(skipped); on V(restored) each item of the archive
         is restored where this controller's inventory says.
     type: dict

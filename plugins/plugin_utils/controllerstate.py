@@ -114,15 +114,18 @@ def _read_key_file(path, secret):
 
 # --------------------------------------------------------------------------------------------- pack
 def _walk(item, root):
-    """``[(relative path, absolute path, stat)]`` of the item's regular files; a link or special file is refused."""
+    """``(kind, [(relative path, absolute path, stat)], [(relative directory, mode)])`` of the item: its regular
+    files and, for a directory, every directory in it (the item's own as ``""``); a link or special file is refused."""
     st, kind = fileio.file_kind(root)
     if os.path.islink(root) or kind == "special":
         raise ControllerStateError("%s %s: not a regular file or directory" % (item, root))
     if kind == "file":
-        return "file", [("", root, st)]
-    files = []
+        return "file", [("", root, st)], []
+    files, directories = [], []
     for here, dirs, names in os.walk(root):
         dirs.sort()
+        rel = os.path.relpath(here, root)
+        directories.append(("" if rel == "." else rel, stat.S_IMODE(os.lstat(here).st_mode)))
         for name in sorted(names) + [d for d in dirs if os.path.islink(os.path.join(here, d))]:
             path = os.path.join(here, name)
             lst = os.lstat(path)
@@ -130,7 +133,7 @@ def _walk(item, root):
                 raise ControllerStateError("%s %s: %s is a link or special file; the archive holds regular files only"
                                            % (item, root, os.path.relpath(path, root)))
             files.append((os.path.relpath(path, root), path, lst))
-    return "directory", files
+    return "directory", files, directories
 
 
 def pack(items, recipient_values, dest, now=None):
@@ -139,7 +142,7 @@ def pack(items, recipient_values, dest, now=None):
     keys = recipients(recipient_values)
     now = time.time() if now is None else now
     manifest = {"format": FORMAT, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
-                "items": {}, "files": []}
+                "items": {}, "files": [], "directories": []}
     members, skipped, total = [], [], 0
     for name in sorted(items):
         fileio.safe_name(name, "item")
@@ -147,8 +150,9 @@ def pack(items, recipient_values, dest, now=None):
         if not path or not os.path.lexists(path):
             skipped.append(name)
             continue
-        kind, files = _walk(name, os.path.abspath(path))
+        kind, files, directories = _walk(name, os.path.abspath(path))
         manifest["items"][name] = {"kind": kind, "source": os.path.abspath(path)}
+        manifest["directories"] += [{"item": name, "path": rel, "mode": "%04o" % mode} for rel, mode in directories]
         for rel, absolute, st in files:
             with open(absolute, "rb") as handle:
                 data = handle.read(MAX_ARCHIVE + 1)
@@ -242,6 +246,12 @@ def _manifest(path, data):
             raise ControllerStateError("%s: manifest path %r of %s leaves its item" % (path, rel, entry["item"]))
         if not 0 <= int(entry["mode"], 8) <= 0o777:
             raise ControllerStateError("%s: manifest mode %r of %s" % (path, entry["mode"], rel))
+    for entry in manifest.get("directories") or []:
+        rel = entry.get("path") if isinstance(entry, dict) else None
+        if entry.get("item") not in items or items[entry["item"]]["kind"] != "directory" or not isinstance(rel, str) \
+                or any(p in ("", ".", "..") for p in (rel.split("/") if rel else [])) \
+                or not 0 <= int(str(entry.get("mode")), 8) <= 0o777:
+            raise ControllerStateError("%s: manifest directory %r is not one of its items'" % (path, rel))
     return manifest
 
 
@@ -274,9 +284,11 @@ def unpack(path, identity_path, targets, check_mode=False):
                                                                 for p in problems])
     written = []
     if not check_mode:
-        for name, item in manifest["items"].items():
-            if item["kind"] == "directory":
-                os.makedirs(os.path.abspath(targets[name]), mode=0o700, exist_ok=True)
+        # Parents first (sorted), each 0700 while files go in, then the recorded modes, deepest first.
+        made = sorted((os.path.join(os.path.abspath(targets[d["item"]]), *d["path"].split("/")) if d["path"]
+                       else os.path.abspath(targets[d["item"]]), int(d["mode"], 8)) for d in manifest.get("directories") or [])
+        for directory, _mode in made:
+            os.makedirs(directory, mode=0o700, exist_ok=True)
     for target, body, entry in plan:
         if body is None:
             continue
@@ -284,5 +296,8 @@ def unpack(path, identity_path, targets, check_mode=False):
         if not check_mode:
             os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
             fileio.write_atomic(target, body, mode=int(entry["mode"], 8))
+    if not check_mode:
+        for directory, mode in reversed(made):
+            os.chmod(directory, mode)
     return {"items": sorted(manifest["items"]), "files": len(plan), "written": written,
             "unchanged": [t for t, b, _e in plan if b is None], "created": manifest.get("created")}

@@ -109,6 +109,6 @@ def listing_lines(found):
                                                         entry.get("total_keys", "?"), entry["size"])
         lines.append(what + ("; ".join(entry["problems"]) if entry["problems"] else "sha256 ok"))
     svc, timer = found["service"], found["timer"]
-    lines.append("last run: %s at %s; next: %s" % (svc["result"] or "none", svc["last_exit"] or "never",
-                                                  timer["next"] or "not scheduled"))
+    last = (svc["result"] or "none", svc["last_exit"] or "never", timer["next"] or "not scheduled")
+    lines.append("last run: %s at %s; next: %s" % last)
     return lines

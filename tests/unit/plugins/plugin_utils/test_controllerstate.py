@@ -23,6 +23,7 @@ def _tree(root):
             return {"": (handle.read(), os.stat(root).st_mode & 0o777)}
     found = {}
     for here, _dirs, names in os.walk(root):
+        found[os.path.relpath(here, root) + "/"] = (None, os.stat(here).st_mode & 0o777)
         for name in names:
             path = os.path.join(here, name)
             with open(path, "rb") as handle:
@@ -34,6 +35,8 @@ def _tree(root):
 def state(tmp_path):
     pki = tmp_path / "old" / "pki"
     (pki / "etcd" / "members" / "etcd-1").mkdir(parents=True)
+    os.chmod(pki, 0o750)
+    os.chmod(pki / "etcd" / "members", 0o700)  # as mooring's PKI has it; a restore must not widen it
     (pki / "ca.key").write_bytes(b"-----BEGIN EC PRIVATE KEY-----\nCAKEY\n")
     (pki / "ca.key").chmod(0o600)
     (pki / "ca.crt").write_bytes(b"CERT\n")
