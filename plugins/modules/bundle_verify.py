@@ -19,13 +19,8 @@ description:
     binaries and images.
 author:
   - Mooring maintainers (@mooring)
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to show.
+extends_documentation_fragment:
+  - mooring.cluster.attributes.read_only
 options:
   path:
     description: The bundle file.

@@ -18,13 +18,8 @@ description:
     lists every host before it stops (M(mooring.cluster.etcd_backups) playbook).
 author:
   - Mooring maintainers (@mooring)
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to show.
+extends_documentation_fragment:
+  - mooring.cluster.attributes.read_only
 options:
   directory:
     description: Where the snapshots are (the role's C(etcd_scheduled_snapshots_dir)).

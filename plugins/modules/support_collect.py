@@ -24,13 +24,8 @@ description:
   - Used by the C(mooring.cluster.support_bundle) playbook, which assembles the archive on the controller.
 author:
   - Mooring maintainers (@mooring)
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed.
+extends_documentation_fragment:
+  - mooring.cluster.attributes.read_only
 options:
   units:
     description: The systemd units (without C(.service)) whose journal and state are collected.

@@ -25,7 +25,7 @@ import tarfile
 import time
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.tarsafe import open_tar
 
 try:
@@ -50,8 +50,8 @@ class ControllerStateError(MooringError):
 
 def _need_pyrage():
     if pyrage is None:
-        raise ControllerStateError("the controller backup needs the Python package pyrage (pip install -r "
-                                   "requirements.txt): %s" % PYRAGE_ERROR)
+        raise missing_library("pyrage", "to encrypt and decrypt the controller backup (age)", PYRAGE_ERROR,
+                              ControllerStateError)
 
 
 # ----------------------------------------------------------------------------------------------- keys
