@@ -44,12 +44,12 @@ snapshots:
   contains:
     name: {description: File name., type: str}
     path: {description: Full path., type: str}
-    time: {description: When it was taken (UTC, from the name)., type: str}
+    time: {description: 'When it was taken (UTC, from its name).', type: str}
     size: {description: Bytes., type: int}
     sha256: {description: The sha256 computed now., type: str}
-    revision: {description: The etcd revision the snapshot holds (from its recorded status)., type: int}
-    total_keys: {description: Keys in the snapshot (from its recorded status)., type: int}
-    problems: {description: What is wrong with this snapshot (empty when it is good)., type: list, elements: str}
+    revision: {description: 'The etcd revision the snapshot holds (from its recorded status).', type: int}
+    total_keys: {description: 'Keys in the snapshot (from its recorded status).', type: int}
+    problems: {description: 'What is wrong with this snapshot (empty when it is good).', type: list, elements: str}
 service:
   description: The snapshot service's last run (C(state), C(result), C(exit_status), C(last_exit)).
   returned: success
