@@ -35,7 +35,7 @@ def _tree(root):
 def state(tmp_path):
     pki = tmp_path / "old" / "pki"
     (pki / "etcd" / "members" / "etcd-1").mkdir(parents=True)
-    os.chmod(pki, 0o750)
+    os.chmod(pki, 0o700)  # and etcd/ stays 0755: both must come back as they were
     os.chmod(pki / "etcd" / "members", 0o700)  # as mooring's PKI has it; a restore must not widen it
     (pki / "ca.key").write_bytes(b"-----BEGIN EC PRIVATE KEY-----\nCAKEY\n")
     (pki / "ca.key").chmod(0o600)
