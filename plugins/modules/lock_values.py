@@ -152,7 +152,9 @@ proxy:
   description:
     - The lock's HTTP proxy (null without one) - C(http), C(https), C(no_proxy) (loopback, the spec's C(noProxy), the pod
       and service networks, C(.svc) and the cluster domain, the API endpoint's host and every host's address) and
-      C(env) (C(HTTP_PROXY), C(HTTPS_PROXY), C(NO_PROXY) and their lower-case twins) for systemd drop-ins.
+      C(env) (C(HTTP_PROXY), C(HTTPS_PROXY), C(NO_PROXY) and their lower-case twins) and C(files) - C(env_file)
+      (C(/etc/mooring/proxy.env), C({path, content}), written 0600 by the roles) and C(dropin), the systemd drop-in that
+      reads it.
   returned: always
   type: dict
   sample: {http: "http://proxy.example:3128", https: "http://proxy.example:3128", no_proxy: [localhost, 10.32.0.0/16]}

@@ -68,7 +68,12 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common.digest impo
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
 from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
-from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import URL_SCHEMES, check_shape
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import (
+    LOOPBACK,
+    URL_SCHEMES,
+    check_shape,
+    proxy_variables,
+)
 
 # 2: packages record how each artifact installs on hosts (``installs``, see layout.py);
 # 3-5: host packages come with the dependencies a host may lack (apt_closure).
@@ -185,7 +190,6 @@ def _open_source(path, name):
 # --------------------------------------------------------------------------------------------
 # Fetching with verification
 # --------------------------------------------------------------------------------------------
-LOOPBACK = ("localhost", "127.0.0.1", "::1")
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 
 
@@ -198,11 +202,7 @@ def proxy_environment(lock):
     if not proxy:
         yield {}
         return
-    http = proxy.get("http") or proxy.get("https")
-    https = proxy.get("https") or proxy.get("http")
-    no_proxy = ",".join(dict.fromkeys(list(LOOPBACK) + [str(v) for v in proxy.get("noProxy") or ()]))
-    env = {"HTTP_PROXY": http, "HTTPS_PROXY": https, "NO_PROXY": no_proxy,
-           "http_proxy": http, "https_proxy": https, "no_proxy": no_proxy}
+    env = proxy_variables(proxy, list(LOOPBACK) + list(proxy.get("noProxy") or ()))
     saved = {k: os.environ.get(k) for k in PROXY_VARIABLES}
     os.environ.update(env)
     try:

@@ -165,6 +165,20 @@ def _field(path, key):
     return "%s.%s" % (path, text) if path else text
 
 
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
+
+
+def proxy_variables(proxy, no_proxy):
+    """The environment for the lock's ``proxy`` (``{http, https}``; either serves for the other when alone):
+    ``HTTP_PROXY``, ``HTTPS_PROXY`` and ``NO_PROXY`` (``no_proxy`` joined, first occurrence kept), each also in lower
+    case - Go programs read either, curl only the lower-case one."""
+    http = proxy.get("http") or proxy.get("https")
+    https = proxy.get("https") or proxy.get("http")
+    joined = ",".join(dict.fromkeys(str(v) for v in no_proxy))
+    return {"HTTP_PROXY": http, "HTTPS_PROXY": https, "NO_PROXY": joined,
+            "http_proxy": http, "https_proxy": https, "no_proxy": joined}
+
+
 class _Shape(object):
     """Checks one lock; the first problem raises :class:`LockError` naming ``where`` and the field."""
 

@@ -22,7 +22,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint i
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import KubeadmError, parse_version
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import LockError
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import LOOPBACK, LockError, proxy_variables
 
 API_PORT = 6443
 DEFAULT_CLUSTER_NAME = "kubernetes"
@@ -166,18 +166,14 @@ def _proxy(lock, options, api_endpoint, addresses, where):
     spec_no_proxy = proxy.get("noProxy") or []
     if not isinstance(spec_no_proxy, list):
         raise LockError("%s: proxy.noProxy is not a list" % where)
-    wanted = ["localhost", "127.0.0.1", "::1"] + [_string(v, "proxy.noProxy[]", where) for v in spec_no_proxy]
+    wanted = list(LOOPBACK) + [_string(v, "proxy.noProxy[]", where) for v in spec_no_proxy]
     wanted += [options[k] for k in ("podCIDR", "serviceCIDR") if options.get(k)]
     wanted += [".svc", "." + options.get("clusterDomain", "cluster.local")]
     if api_endpoint:
         wanted.append(_endpoint_host(api_endpoint))
     wanted += [a for a in addresses or () if a]
     no_proxy = list(dict.fromkeys(str(v) for v in wanted))
-    env = {}
-    for scheme in ("http", "https"):
-        url = urls.get(scheme) or urls.get("http") or urls.get("https")
-        env["%s_PROXY" % scheme.upper()] = env["%s_proxy" % scheme] = url
-    env["NO_PROXY"] = env["no_proxy"] = ",".join(no_proxy)
+    env = proxy_variables(urls, no_proxy)
     return {"http": env["HTTP_PROXY"], "https": env["HTTPS_PROXY"], "no_proxy": no_proxy, "env": env,
             "files": proxy_files(env)}
 

@@ -181,18 +181,21 @@ def test_kurl_document_is_mapped_and_unsupported_named():
                                   "spec.kubernetes.haCluster: kURL field not supported by mooring.cluster; ignored"]
 
 
-def test_kurl_proxy_fields_become_the_spec_s_proxy():
-    installer = parse_installer(textwrap.dedent("""
+def _kurl_with(kurl):
+    """A kURL Installer whose settings section ``spec.kurl`` is ``kurl`` (flow YAML)."""
+    return parse_installer(textwrap.dedent("""
         apiVersion: cluster.kurl.sh/v1beta1
         kind: Installer
         spec:
           kubernetes: {version: 1.35.x}
           flannel: {version: latest}
-          kurl:
-            proxyAddress: http://10.128.0.70:3128
-            noProxyAddresses: [10.0.0.0/8]
-            additionalNoProxyAddresses: [.corporate.internal]
-    """))
+          kurl: %s
+    """ % kurl))
+
+
+def test_kurl_proxy_fields_become_the_spec_s_proxy():
+    installer = _kurl_with("{proxyAddress: 'http://10.128.0.70:3128', noProxyAddresses: [10.0.0.0/8], "
+                           "additionalNoProxyAddresses: [.corporate.internal]}")
     assert installer.proxy == {"http": "http://10.128.0.70:3128", "https": "http://10.128.0.70:3128",
                                "noProxy": [".corporate.internal", "10.0.0.0/8"]}  # kURL field order
     assert not [w for w in installer.warnings if "proxy" in w.lower()]
@@ -203,14 +206,7 @@ def test_kurl_proxy_fields_become_the_spec_s_proxy():
     ("{additionalNoProxyAddresses: [.corp]}", True),                     # no-proxy list without a proxy
 ])
 def test_kurl_without_a_usable_proxy_gets_none(kurl, warned):
-    installer = parse_installer(textwrap.dedent("""
-        apiVersion: cluster.kurl.sh/v1beta1
-        kind: Installer
-        spec:
-          kubernetes: {version: 1.35.x}
-          flannel: {version: latest}
-          kurl: %s
-    """ % kurl))
+    installer = _kurl_with(kurl)
     assert installer.proxy == {}
     assert any("no proxyAddress" in w for w in installer.warnings) is warned
 
