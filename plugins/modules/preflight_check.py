@@ -77,8 +77,11 @@ options:
     type: dict
   distributions:
     description:
-      - Supported distributions, C(ID) from os-release to a list of C(VERSION_ID) values.
-        Omit for the defaults (Debian 11, 12; Ubuntu 22.04, 24.04; RHEL, Rocky, AlmaLinux 8, 9).
+      - Supported host operating systems, C(ID) from os-release to a list of C(VERSION_ID) values. Omit for the
+        host OSes the bundle installs onto (Debian 12; the bundle carries Debian packages, installed with apt). A
+        value can only narrow that list; one naming another OS or release fails before any host is touched.
+      - A host of another OS family (no Debian packages, no apt) fails the C(distribution) check, which
+        O(ignore) cannot skip; another release of the same family (Ubuntu, Debian 11) fails and can be ignored.
     type: dict
   kernel_features:
     description:
@@ -407,7 +410,7 @@ def main():
         # The disk test writes (a temporary file, removed): not in a check run.
         etcd_disk = cfg["etcd_disk"] if set(roles) & set(cfg["etcd_disk"]["roles"]) and not module.check_mode else None
         facts = gather(run=module.run_command, disk_paths=disk_paths, peers=p["peers"],
-                       peer_port=p["peer_port"], etcd_disk=etcd_disk)
+                       peer_port=p["peer_port"], etcd_disk=etcd_disk, distributions=cfg["distributions"])
         checks = judge_host(facts, roles, cfg)
         extra = {}
         if p["host_preflight"]:

@@ -80,13 +80,17 @@ DEFAULT_PORTS = {
 }
 # Our own components may hold their ports on a re-run: that is not a conflict.
 OWN_PROCESSES = ("kube-apiserver", "kube-controller", "kube-scheduler", "kubelet", "kube-proxy", "etcd")
-DEFAULT_DISTRIBUTIONS = {
-    "debian": ["11", "12"],
-    "ubuntu": ["22.04", "24.04"],
-    "rhel": ["8", "9"],
-    "rocky": ["8", "9"],
-    "almalinux": ["8", "9"],
+# The host operating systems the bundle installs onto - the one definition (docs/platforms.md); preflight's
+# default and the only values preflight_distributions may narrow it to. The bundle carries Debian packages only:
+# the catalog names host packages under ``packages.debian``, a bundle is built for distro ``debian``
+# (bundle/build.py), its .debs are Debian 12 "bookworm"'s (the controller's or the execution environment's apt,
+# the test mirror) and the roles install them with apt from the bundle's own repository. A unit test keeps this
+# equal to the distros the catalog carries packages for. os-release ID -> name, VERSION_ID -> codename, and how
+# the host installs the packages.
+PLATFORMS = {
+    "debian": {"name": "Debian", "versions": {"12": "bookworm"}, "packages": "Debian packages (.deb, installed with apt)"},
 }
+DEFAULT_DISTRIBUTIONS = {os_id: sorted(p["versions"]) for os_id, p in PLATFORMS.items()}
 # The installer spec's defaults (spec/installer.py DEFAULTS; a unit test keeps them equal): the networks a
 # cluster gets when neither a lock nor preflight_networks names them.
 DEFAULT_NETWORKS = {"pod": "10.32.0.0/16", "service": "10.96.0.0/16"}
@@ -197,12 +201,57 @@ def settings(thresholds=None, disks=None, ports=None, distributions=None, kernel
     clock = DEFAULT_MAX_CLOCK_OFFSET if max_clock_offset is None else max_clock_offset
     if not isinstance(clock, (int, float)) or isinstance(clock, bool) or clock <= 0:
         problems.append("max_clock_offset: seconds, a number above 0, got %r" % (clock,))
+    dist = _distributions(distributions, problems)
     if problems:
         raise PreflightError("invalid preflight settings", problems)
-    given = DEFAULT_DISTRIBUTIONS if distributions is None else distributions
-    dist = {k: [str(v) for v in vs] for k, vs in given.items()}
     return {"thresholds": th, "disks": dk, "ports": pt, "distributions": dist, "kernel_features": kf,
             "ignore": ig, "install_configures": ic, "networks": nets, "etcd_disk": ed, "max_clock_offset": float(clock)}
+
+
+def platforms_text(distributions=None):
+    """``Debian 12 (bookworm)``: the supported host OSes in words (``distributions``: settings' mapping)."""
+    given = DEFAULT_DISTRIBUTIONS if distributions is None else distributions
+    parts = []
+    for os_id, versions in sorted(given.items()):
+        known = PLATFORMS[os_id]["versions"]
+        parts.append("%s %s" % (PLATFORMS[os_id]["name"],
+                                ", ".join("%s (%s)" % (v, known[v]) for v in sorted(versions))))
+    return "; ".join(parts)
+
+
+def _distributions(distributions, problems):
+    """The supported distributions: the default (:data:`PLATFORMS`), or a narrower list. A setting that names an
+    OS or version the bundle cannot install onto is a problem: preflight would let that host through."""
+    if distributions is None:
+        return copy.deepcopy(DEFAULT_DISTRIBUTIONS)
+    supported = platforms_text()
+    if not isinstance(distributions, dict) or not distributions:
+        problems.append("distributions: a mapping of os-release ID to VERSION_IDs, at most %s; got %r (leave it unset "
+                        "for the default)" % (supported, distributions))
+        return {}
+    out = {}
+    for os_id, versions in sorted(distributions.items(), key=lambda kv: str(kv[0])):
+        versions = [str(v) for v in versions] if isinstance(versions, list) else None
+        known = PLATFORMS.get(os_id, {}).get("versions", {})
+        if not known:
+            problems.append("distributions.%s: the bundle cannot install onto %s (it carries Debian packages "
+                            "only); supported: %s - this setting can only narrow that list" % (os_id, os_id, supported))
+        elif not versions or set(versions) - set(known):
+            problems.append("distributions.%s: %r - supported: %s; this setting can only narrow that list"
+                            % (os_id, distributions[os_id], supported))
+        else:
+            out[os_id] = sorted(set(versions))
+    return out
+
+
+def platform_status(dist, distributions):
+    """``supported``, ``family`` (an OS of a supported family - the same package format, e.g. Ubuntu or another
+    Debian release - but not a supported release) or ``foreign`` (the bundle cannot install onto it at all)."""
+    os_id = dist.get("id") or ""
+    if dist.get("version_id") in distributions.get(os_id, ()):
+        return "supported"
+    family = [os_id] + (dist.get("id_like") or "").split()
+    return "family" if set(family) & set(PLATFORMS) else "foreign"
 
 
 def host_roles(groups):
@@ -438,11 +487,17 @@ def probe_tcp(address, port, timeout=2.0):
         return False, str(exc)
 
 
-def gather(root="/", run=None, disk_paths=(), peers=None, peer_port=22, probe=probe_tcp, etcd_disk=None):
+def gather(root="/", run=None, disk_paths=(), peers=None, peer_port=22, probe=probe_tcp, etcd_disk=None,
+           distributions=None):
     """Facts of this host. ``run(argv) -> (rc, stdout, stderr)`` runs a program (optional); ``etcd_disk``
-    (settings' ``etcd_disk``, for a host with one of its roles): measure that disk's write latency."""
+    (settings' ``etcd_disk``, for a host with one of its roles): measure that disk's write latency - not on a
+    host whose OS is not in ``distributions`` (settings'), which is refused without writing anything."""
     meminfo = parse_meminfo(_read(root, "/proc/meminfo"))
     osr = parse_os_release(_read(root, "/etc/os-release") or _read(root, "/usr/lib/os-release"))
+    distribution = {"id": osr.get("ID", ""), "version_id": osr.get("VERSION_ID", ""),
+                    "pretty": osr.get("PRETTY_NAME", ""), "id_like": osr.get("ID_LIKE", "")}
+    if distributions is not None and platform_status(distribution, distributions) != "supported":
+        etcd_disk = None
     listening = parse_listening(_read(root, "/proc/net/tcp"), _read(root, "/proc/net/tcp6"))
     owners = socket_owners(root, set(listening.values())) if listening else {}
     try:
@@ -506,8 +561,7 @@ def gather(root="/", run=None, disk_paths=(), peers=None, peer_port=22, probe=pr
         "init": (_read(root, "/proc/1/comm", "") or "").strip(),
         "systemd": _exists(root, "/run/systemd/system"),
         "time_sync": time_sync,
-        "distribution": {"id": osr.get("ID", ""), "version_id": osr.get("VERSION_ID", ""),
-                         "pretty": osr.get("PRETTY_NAME", "")},
+        "distribution": distribution,
         "reach": reach,
         "network": gather_networks(run) if run is not None else {"error": "not gathered"},
         "etcd_disk": measure_disk(etcd_disk, root) if etcd_disk else None,
@@ -675,18 +729,32 @@ def judge_host(facts, roles, cfg):
         res.append(_result("time_sync", "warn", "clock %s: enable chrony or systemd-timesyncd against a reachable "
                            "time server (certificates and etcd need agreeing clocks)"
                            % ("not synchronised" if ts is False else "sync state unknown (no timedatectl)")))
-    dist = facts.get("distribution") or {}
-    versions = cfg["distributions"].get(dist.get("id", ""))
-    if versions is not None and dist.get("version_id") in versions:
-        res.append(_result("distribution", "pass", dist.get("pretty") or "%s %s" % (dist["id"], dist["version_id"])))
-    else:
-        supported = "; ".join("%s %s" % (d, ", ".join(v)) for d, v in sorted(cfg["distributions"].items()))
-        res.append(_result("distribution", "fail", "%s %s is not supported (supported: %s)"
-                           % (dist.get("id") or "unknown", dist.get("version_id") or "", supported)))
+    res.append(judge_distribution(facts.get("distribution") or {}, cfg["distributions"]))
     res.extend(judge_network(facts.get("network") or {}, cfg["networks"]))
     if set(roles) & set(cfg["etcd_disk"]["roles"]) and facts.get("etcd_disk") is not None:  # None: a check run
         res.append(judge_etcd_disk(facts["etcd_disk"], cfg["etcd_disk"]))
     return res
+
+
+def judge_distribution(dist, distributions):
+    """The host's OS against the supported ones (settings' ``distributions``, within :data:`PLATFORMS`). An OS of
+    another family (no Debian packages, no apt) fails and ``preflight_ignore`` cannot skip it (``ignorable``
+    false): the install would stop half way on that host."""
+    status = platform_status(dist, distributions)
+    host = "%s %s" % (dist.get("id") or "unknown", dist.get("version_id") or "(no VERSION_ID)")
+    if status == "supported":
+        return _result("distribution", "pass", dist.get("pretty") or host)
+    seen = "os-release ID=%s VERSION_ID=%s%s" % (dist.get("id") or "(none)", dist.get("version_id") or "(none)",
+                                                 " ID_LIKE=%s" % dist["id_like"] if dist.get("id_like") else "")
+    if dist.get("pretty"):
+        seen = "%s, %s" % (dist["pretty"], seen)
+    carries = "; ".join(sorted({PLATFORMS[d]["packages"] for d in distributions})) or "nothing"
+    message = ("host OS %s (%s) is not supported: the bundle carries %s for %s only; install onto a supported "
+               "host OS (docs/platforms.md)" % (host, seen, carries, platforms_text(distributions) or "no host OS"))
+    result = _result("distribution", "fail", message)
+    if status == "foreign":
+        result["ignorable"] = False
+    return result
 
 
 def network_clashes(network, cidr):
@@ -833,13 +901,17 @@ def judge_inventory(hosts, max_clock_offset=DEFAULT_MAX_CLOCK_OFFSET):
 
 
 def apply_ignore(host, results, ignore):
-    """Mark results named in ``ignore`` (CHECK or HOST:CHECK) as ``ignored``."""
+    """Mark results named in ``ignore`` (CHECK or HOST:CHECK) as ``ignored`` - all but those with ``ignorable``
+    false (a host OS the bundle cannot install onto), which stay failed."""
     names = {e for e in ignore if ":" not in e}
     names |= {e.split(":", 1)[1] for e in ignore if ":" in e and e.split(":", 1)[0] == host}
     out = []
     for r in results:
         if r["check"] in names and r["status"] in ("warn", "fail"):
-            r = dict(r, status="ignored", message="%s [%s, ignored by preflight_ignore]" % (r["message"], r["status"]))
+            if r.get("ignorable", True):
+                r = dict(r, status="ignored", message="%s [%s, ignored by preflight_ignore]" % (r["message"], r["status"]))
+            else:
+                r = dict(r, message="%s [preflight_ignore cannot skip this one]" % r["message"])
         out.append(r)
     return out
 

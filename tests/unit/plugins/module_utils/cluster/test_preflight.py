@@ -357,7 +357,8 @@ def test_required_kernel_features_fail():
     ({"time_sync": None}, "time_sync", "warn"),
     ({"distribution": {"id": "debian", "version_id": "10"}}, "distribution", "fail"),
     ({"distribution": {"id": "arch", "version_id": ""}}, "distribution", "fail"),
-    ({"distribution": {"id": "ubuntu", "version_id": "24.04"}}, "distribution", "pass"),
+    ({"distribution": {"id": "ubuntu", "version_id": "24.04", "id_like": "debian"}}, "distribution", "fail"),
+    ({"distribution": {"id": "rocky", "version_id": "9.4", "id_like": "rhel centos fedora"}}, "distribution", "fail"),
 ])
 def test_other_checks(over, check, status):
     assert status_of(pf.judge_host(good_facts(**over), ["workers"], CFG), check) == status
@@ -687,3 +688,99 @@ def test_bad_field_check_settings_are_refused(kwargs, problem):
     with pytest.raises(pf.PreflightError) as err:
         pf.settings(**kwargs)
     assert any(p.startswith(problem) for p in err.value.problems), err.value.problems
+
+
+# ---------------------------------------------------------------- platforms (docs/platforms.md)
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
+ROCKY = {"id": "rocky", "version_id": "9.4", "pretty": "Rocky Linux 9.4 (Blue Onyx)", "id_like": "rhel centos fedora"}
+
+
+def test_platforms_are_what_the_catalog_and_the_bundle_carry():
+    """One definition, held to the data: the distros the catalog has host packages for, the bundle's distro,
+    and the release of the lab and the execution environment the bundle's .debs come from."""
+    import inspect
+    import re
+
+    import yaml
+
+    from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build
+
+    carried = set()
+    catalog = os.path.join(ROOT, "catalog")
+    for name in sorted(os.listdir(catalog)):
+        if name.endswith(".yml"):
+            with open(os.path.join(catalog, name), encoding="utf-8") as f:
+                entry = yaml.safe_load(f)
+            for key in ("packages", "controlPlanePackages"):
+                carried |= {d for d, names in (entry.get(key) or {}).items() if names}
+    assert carried == set(pf.PLATFORMS) == {"debian"}
+    assert inspect.signature(build.build_bundle).parameters["distro"].default in pf.PLATFORMS
+    codenames = {c for p in pf.PLATFORMS.values() for c in p["versions"].values()}
+    for path in ("tests/lab/lab.py", "scripts/ee.sh"):
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            assert re.search(r'^SUITE ?= ?"?(\w+)"?$', f.read(), re.M).group(1) in codenames, path
+    assert pf.DEFAULT_DISTRIBUTIONS == {"debian": ["12"]}
+    assert pf.platforms_text() == "Debian 12 (bookworm)"
+
+
+def test_a_rhel_family_host_is_refused_naming_both_and_cannot_be_ignored():
+    res = pf.judge_distribution(ROCKY, CFG["distributions"])
+    assert res == {
+        "check": "distribution", "status": "fail", "ignorable": False,
+        "message": "host OS rocky 9.4 (Rocky Linux 9.4 (Blue Onyx), os-release ID=rocky VERSION_ID=9.4 ID_LIKE=rhel "
+                   "centos fedora) is not supported: the bundle carries Debian packages (.deb, installed with apt) "
+                   "for Debian 12 (bookworm) only; install onto a supported host OS (docs/platforms.md)"}
+    kept = pf.apply_ignore("w1", [res], ["distribution"])
+    assert kept[0]["status"] == "fail" and kept[0]["message"].endswith("[preflight_ignore cannot skip this one]")
+    for os_id in ("rhel", "almalinux", "centos", "fedora", "opensuse-leap", "arch", ""):
+        assert pf.platform_status({"id": os_id, "version_id": "9"}, CFG["distributions"]) == "foreign"
+
+
+@pytest.mark.parametrize("dist,expected", [
+    ({"id": "debian", "version_id": "12"}, "supported"),
+    ({"id": "debian", "version_id": "11"}, "family"),
+    ({"id": "debian", "version_id": "13"}, "family"),
+    ({"id": "debian", "version_id": ""}, "family"),
+    ({"id": "ubuntu", "version_id": "24.04", "id_like": "debian"}, "family"),
+    ({"id": "linuxmint", "version_id": "21", "id_like": "ubuntu debian"}, "family"),
+    ({"id": "ubuntu", "version_id": "24.04"}, "foreign"),
+])
+def test_platform_status(dist, expected):
+    assert pf.platform_status(dist, CFG["distributions"]) == expected
+
+
+def test_another_release_of_the_family_fails_and_can_be_ignored():
+    res = pf.judge_distribution({"id": "debian", "version_id": "11", "pretty": "Debian GNU/Linux 11 (bullseye)"},
+                                CFG["distributions"])
+    assert res["status"] == "fail" and "ignorable" not in res
+    assert res["message"].startswith("host OS debian 11 (Debian GNU/Linux 11 (bullseye), os-release ID=debian "
+                                     "VERSION_ID=11) is not supported: ")
+    assert pf.apply_ignore("cp1", [res], ["cp1:distribution"])[0]["status"] == "ignored"
+    nothing = pf.judge_distribution({}, CFG["distributions"])
+    assert nothing["message"].startswith("host OS unknown (no VERSION_ID) (os-release ID=(none) VERSION_ID=(none)) ")
+
+
+def test_distributions_setting_can_only_narrow():
+    assert pf.settings(distributions={"debian": [12]})["distributions"] == {"debian": ["12"]}
+    assert pf.settings()["distributions"] == pf.DEFAULT_DISTRIBUTIONS
+    for value, needle in (({"rocky": ["9"]}, "distributions.rocky: the bundle cannot install onto rocky"),
+                          ({"debian": ["11", "12"]}, "distributions.debian: ['11', '12'] - supported: Debian 12"),
+                          ({"debian": "12"}, "distributions.debian: '12'"),
+                          ({}, "distributions: a mapping of os-release ID to VERSION_IDs, at most Debian 12")):
+        with pytest.raises(pf.PreflightError) as exc:
+            pf.settings(distributions=value)
+        assert needle in str(exc.value), str(exc.value)
+
+
+def test_a_refused_host_is_not_written_to(tmp_path):
+    """The etcd disk test (a temporary file) is left out on a host whose OS is refused: nothing is written."""
+    spec = dict(pf.DEFAULT_ETCD_DISK, path="/var/lib/etcd", bytes=4600)
+    root = fake_host(tmp_path, **{"etc/os-release": 'ID="rocky"\nID_LIKE="rhel centos fedora"\nVERSION_ID="9.4"\n'})
+    before = sorted((p, os.stat(os.path.join(p)).st_mtime_ns) for p, _d, _f in os.walk(root))
+    facts = pf.gather(root=root, etcd_disk=spec, distributions=CFG["distributions"])
+    assert facts["etcd_disk"] is None
+    assert facts["distribution"] == {"id": "rocky", "version_id": "9.4", "pretty": "", "id_like": "rhel centos fedora"}
+    assert sorted((p, os.stat(os.path.join(p)).st_mtime_ns) for p, _d, _f in os.walk(root)) == before
+    ok = pf.gather(root=fake_host(tmp_path / "deb"), etcd_disk=spec, distributions=CFG["distributions"])
+    assert ok["etcd_disk"] is not None
