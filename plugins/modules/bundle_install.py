@@ -55,7 +55,7 @@ options:
     description:
       - A systemd unit whose running binaries this task must not swap. When the unit is active and a file that
         is there would be replaced by other bytes, the task fails before writing anything, naming the files and
-        M(mooring.cluster.upgrade) (which replaces them one host at a time after draining it). A missing file, or
+        the playbook C(mooring.cluster.upgrade) (which replaces them one host at a time after draining it). A missing file, or
         one whose mode differs, is restored.
     type: str
   host:
