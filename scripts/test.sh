@@ -3,13 +3,16 @@
 #   lint        ruff, yamllint, ansible-lint (production profile, no skip list)
 #   unit        pytest tests/unit (exit 5 "no tests collected" is a failure)
 #   sanity      ansible-test sanity on a copy placed at ansible_collections/mooring/cluster
+#   matrix      unit and sanity again under each older ansible-core line the collection
+#               declares (2.17, 2.18; venvs from scripts/corevenv.sh)
 #   package     the built tarball as a user gets it (tests/tarball/run.sh): clean venv from its
 #               requirements.txt, ansible-doc of every plugin and role, resolve, the CLI and
 #               preflight from an unrelated directory
 #   ee          the execution environment built offline (scripts/ee.sh build) and
 #               ansible-runner running mooring.cluster.preflight in it against a lab host
 #   integration every molecule scenario (or the one named) on the lab, see scripts/integration.sh
-# Usage: scripts/test.sh all|fast|lint|unit|sanity|package|ee|integration [SCENARIO]
+# Usage: scripts/test.sh all|fast|lint|unit [LINE]|sanity [LINE]|matrix|package|ee|integration [SCENARIO]
+#   LINE: an ansible-core line, 2.17, 2.18 or 2.19 (the default, .venv's)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -34,11 +37,14 @@ run_lint() {
   ansible-lint --profile production < /dev/null  # ansible refuses a non-blocking stdin (some CI runners hand one down)
 }
 
-run_unit() {
-  local rc=0
+run_unit() {  # run_unit [LINE]: pytest under ansible-core LINE (default: .venv's 2.19)
+  local line=${1:-2.19} venv rc=0
+  venv=$(scripts/corevenv.sh "$line")
   MOORING_HELM="$(scripts/tools.sh helm)"  # the chart-rendering tests need the pinned helm
   export MOORING_HELM
-  python -m pytest -q -p no:cacheprovider tests/unit tests/ee || rc=$?
+  # .venv finds the collection through setup.sh's .pth; the cached venvs through PYTHONPATH.
+  PYTHONPATH="$WORK/collections${PYTHONPATH:+:$PYTHONPATH}" \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/unit tests/ee || rc=$?
   if [ "$rc" -eq 5 ]; then
     echo "unit: pytest collected no tests; that is a failure" >&2
     return 1
@@ -46,10 +52,12 @@ run_unit() {
   return "$rc"
 }
 
-run_sanity() {
+run_sanity() {  # run_sanity [LINE]: ansible-test sanity of ansible-core LINE (default 2.19)
+  local line=${1:-2.19} venv
+  venv=$(scripts/corevenv.sh "$line")
   # Outside this git checkout: inside it, ansible-test would list files through git and
   # see nothing under the ignored .work/.
-  local base="${TMPDIR:-/tmp}/mooring-sanity.$(id -u)"
+  local base="${TMPDIR:-/tmp}/mooring-sanity-$line.$(id -u)"
   local dest="$base/ansible_collections/mooring/cluster"
   rm -rf "$base"
   mkdir -p "$dest"
@@ -58,12 +66,12 @@ run_sanity() {
   # ansible-test bootstraps pip in its per-test venvs with a script it downloads from a host
   # we cannot reach; give it the offline stand-in under the name it caches that script as.
   local pip_version
-  pip_version=$(python -c 'import re, ansible_test._internal.python_requirements as r, inspect; print(re.search(r"pip=.([0-9.]+)", inspect.getsource(r)).group(1))')
+  pip_version=$("$venv/bin/python" -c 'import re, ansible_test._internal.python_requirements as r, inspect; print(re.search(r"pip=.([0-9.]+)", inspect.getsource(r)).group(1))')
   mkdir -p "$HOME/.ansible/test/cache"
   cp tests/sanity/get_pip_offline.py "$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
   local cert=${PIP_CERT:-${SSL_CERT_FILE:-${REQUESTS_CA_BUNDLE:-}}}
   { echo "[global]"; [ -n "$cert" ] && echo "cert = $cert"; true; } > "$HOME/.ansible/test/cache/mooring-pip.conf"
-  (cd "$dest" && ansible-test sanity --venv --python 3.11 --color no)
+  (cd "$dest" && PATH="$venv/bin:$PATH" ansible-test sanity --venv --python 3.11 --color no)
 }
 
 run_package() {
@@ -79,12 +87,25 @@ run_integration() {
   scripts/integration.sh "$@"
 }
 
+# The ansible-core lines meta/runtime.yml declares besides .venv's 2.19: unit and sanity run on
+# each (scripts/corevenv.sh builds and caches their venvs).
+OLDER_CORES=(2.17 2.18)
+
+run_matrix() {  # unit and sanity on every older ansible-core line
+  local line
+  for line in "${OLDER_CORES[@]}"; do
+    stage "unit-$line" run_unit "$line"
+    stage "sanity-$line" run_sanity "$line"
+  done
+}
+
 what=${1:-all}
 shift || true
 case "$what" in
   lint) stage lint run_lint ;;
-  unit) stage unit run_unit ;;
-  sanity) stage sanity run_sanity ;;
+  unit) stage unit run_unit "$@" ;;
+  sanity) stage sanity run_sanity "$@" ;;
+  matrix) run_matrix ;;
   package) stage package run_package ;;
   ee) stage ee run_ee ;;
   fast) stage lint run_lint; stage unit run_unit ;;
@@ -93,10 +114,11 @@ case "$what" in
     stage lint run_lint
     stage unit run_unit
     stage sanity run_sanity
+    run_matrix
     stage package run_package
     stage ee run_ee
     stage integration run_integration
     ;;
-  *) echo "usage: $0 all|fast|lint|unit|sanity|package|ee|integration [SCENARIO]" >&2; exit 2 ;;
+  *) echo "usage: $0 all|fast|lint|unit [LINE]|sanity [LINE]|matrix|package|ee|integration [SCENARIO]" >&2; exit 2 ;;
 esac
 echo "::: timings: ${TIMINGS[*]}"

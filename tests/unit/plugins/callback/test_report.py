@@ -213,7 +213,8 @@ def lab(tmp_path):
         directory.mkdir()
     (playbooks / "callback_plugins").mkdir()
     shutil.copy(SHIM, playbooks / "callback_plugins" / "mooring_report.py")
-    hosts = inventory / "hosts.ini"
+    # No ".ini": ansible-core before 2.19 skips that extension in a directory inventory (INVENTORY_IGNORE_EXTS).
+    hosts = inventory / "hosts"
     hosts.write_text("".join("%s ansible_connection=local ansible_python_interpreter=%s\n" % (h, sys.executable)
                              for h in ("node-a", "node-b")))
     return {"playbooks": playbooks, "inventory": inventory, "hosts": hosts, "cwd": cwd, "out": out, "tmp": tmp_path}
@@ -231,7 +232,7 @@ def test_a_preflight_playbook_reports_next_to_its_inventory(lab):
     assert len(stamped) == 2 and sorted(files) == sorted(
         stamped + ["mooring-report-preflight-latest.json", "mooring-report-preflight-latest.md"]), files
     # Beside the inventory, in the hidden directory a directory inventory skips, nowhere else.
-    assert sorted(os.listdir(lab["inventory"])) == [".mooring-reports", "hosts.ini"]
+    assert sorted(os.listdir(lab["inventory"])) == [".mooring-reports", "hosts"]
     reports = lab["inventory"] / ".mooring-reports"
     assert sorted(os.listdir(reports)) == sorted(files)
     data = json.loads((reports / stamped[0]).read_text())
@@ -333,7 +334,7 @@ def test_other_playbooks_and_a_disabled_report_write_nothing(lab):
     assert "MOORING REPORT mooring.cluster.preflight: failed" in run.stdout, output
     assert sorted(os.listdir(lab["tmp"] / "tickets" / "CHG-1"))[-2:] == [
         "mooring-report-preflight-latest.json", "mooring-report-preflight-latest.md"]
-    assert os.listdir(lab["inventory"]) == ["hosts.ini"], "MOORING_REPORT_DIR replaces the inventory's directory"
+    assert os.listdir(lab["inventory"]) == ["hosts"], "MOORING_REPORT_DIR replaces the inventory's directory"
 
 
 def _boundary_lock(path):
@@ -353,7 +354,7 @@ def test_install_check_mode_with_a_lock_an_inventory_directory_and_both_callback
     (lab["playbooks"] / "install.yml").write_text(textwrap.dedent(INSTALL))
     inventory_dir = lab["tmp"] / "inv.d"
     inventory_dir.mkdir()
-    shutil.copy(lab["hosts"], inventory_dir / "hosts.ini")
+    shutil.copy(lab["hosts"], inventory_dir / "hosts")
     # The lock path relative to the working directory, as a user gives it; the collection's callback enabled too.
     shutil.copy(lab["tmp"] / "installer.lock.yaml", lab["cwd"] / "installer.lock.yaml")
     run, output = _run([str(lab["playbooks"] / "install.yml"), "-i", str(inventory_dir), "--check",
@@ -364,7 +365,7 @@ def test_install_check_mode_with_a_lock_an_inventory_directory_and_both_callback
     reports = inventory_dir / ".mooring-reports"
     files = sorted(os.listdir(reports))
     assert len(files) == 4 and files[2:] == ["mooring-report-install-latest.json", "mooring-report-install-latest.md"], files
-    assert sorted(os.listdir(inventory_dir)) == [".mooring-reports", "hosts.ini"]
+    assert sorted(os.listdir(inventory_dir)) == [".mooring-reports", "hosts"]
     data = json.loads((reports / files[0]).read_text())
     assert data["check_mode"] is True and data["outcome"] == "success"
     assert data["lock"]["path"] == str(lab["cwd"] / "installer.lock.yaml")
