@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The collection as a user gets it: only the built tarball and `pip install -r` of the runtime
 # list it declares (requirements.txt inside the tarball), nothing from this checkout's .venv.
-#   1. ansible-galaxy collection build -> install into a clean HOME's default collection path
+#   0. the release notes: antsibull-changelog lint, CHANGELOG.rst as generated, galaxy.yml's version
+#      the latest release (changelog.sh)
+#   1. ansible-galaxy collection build -> galaxy-importer on it, offline (importer.sh) -> install into
+#      a clean HOME's default collection path -> a signed release installed and verified by
+#      ansible-galaxy, tampered tarballs and wrong signatures refused (signed.sh)
 #   2. a clean venv from the tarball's requirements.txt (cached by its sha256: pip is slow)
 #   3. ansible-doc on every plugin and role of the collection (any error or warning fails)
 #   4. from an unrelated directory, with relative paths as a user types them:
@@ -18,6 +22,9 @@ fail() { echo "tarball: FAILED: $*" >&2; exit 1; }
 cleanup() { python3 "$ROOT/tests/lab/lab.py" down "$LAB" >/dev/null 2>&1 || true; rm -rf "$T"; }
 trap cleanup EXIT
 
+echo "::: release notes (changelog.sh)"
+"$ROOT/tests/tarball/changelog.sh" "$T/changelog"
+
 echo "::: build the tarball"
 "$ROOT/.venv/bin/ansible-galaxy" collection build --output-path "$T/dist" "$ROOT" >/dev/null
 TARBALL=$(ls "$T"/dist/mooring-cluster-*.tar.gz)
@@ -29,6 +36,9 @@ done
 if grep -E '(^|/)(\.venv|\.work|\.ansible|__pycache__)(/|$)' "$T/files"; then
   fail "build output or caches are in the tarball"
 fi
+
+echo "::: galaxy-importer on the tarball, offline (importer.sh)"
+"$ROOT/tests/tarball/importer.sh" "$TARBALL" "$T/importer"
 
 echo "::: a clean venv from the tarball's requirements.txt"
 tar xzf "$TARBALL" -C "$T" requirements.txt
@@ -58,6 +68,9 @@ COLL="$HOME/.ansible/collections/ansible_collections/mooring/cluster"
 [ -f "$COLL/MANIFEST.json" ] || fail "not installed at $COLL"
 ansible-galaxy collection list mooring.cluster 2>/dev/null | grep -q "mooring.cluster" || fail "collection list"
 
+echo "::: signed: MANIFEST.json signed, install and verify check it, tampering refused (signed.sh)"
+"$ROOT/tests/tarball/signed.sh" "$TARBALL" "$T/signed"
+
 echo "::: ansible-builder introspect on the installed collection (what any EE including it reads)"
 "$ROOT/.venv/bin/ansible-builder" introspect --sanitize "$HOME/.ansible/collections" > "$T/introspect.log" 2>&1 \
   || { cat "$T/introspect.log"; fail "ansible-builder introspect"; }
@@ -79,7 +92,7 @@ for type in module filter inventory callback lookup test role; do
     n=$((n + 1))
   done
 done
-expected=$(( $(ls "$COLL"/plugins/modules/*.py | wc -l) + $(ls -d "$COLL"/roles/*/ | wc -l) ))
+expected=$(( $(find "$COLL/plugins/modules" -maxdepth 1 -name '*.py' | wc -l) + $(find "$COLL/roles" -mindepth 1 -maxdepth 1 -type d | wc -l) ))
 [ "$n" -ge "$expected" ] || fail "ansible-doc saw $n plugins and roles, the tarball has at least $expected"
 echo "ansible-doc: $n plugins and roles documented"
 
