@@ -5,6 +5,7 @@
 #       (galaxy_server.py), `install NS.NAME:VERSION -s URL --signature file://SIG --keyring KBX`;
 #       ansible-core 2.19 does not check a signature when the source is a local tarball (see below)
 #   (b) verify the installed copy: `collection verify --offline --signature file://SIG --keyring KBX`
+#       (both with --required-valid-signature-count +1: without it, no signature at all passes)
 #   (c) refuse a wrong signature (another key; the right key over other bytes) and a tampered
 #       tarball (a file changed; a file and FILES.json changed; MANIFEST.json changed after signing),
 #       at install or at verify, with the message asserted.
@@ -131,11 +132,11 @@ install_from_server() {  # install_from_server DIR SIG [more args]
   local dir=$1 sig=$2; shift 2
   rm -rf "$dir"
   ansible-galaxy collection install --force --no-deps --no-cache "$COLL" -s "$URL" \
-    --signature "file://$sig" --keyring "$KEYRING" -p "$dir" -vvvv "$@"
+    --signature "file://$sig" --keyring "$KEYRING" --required-valid-signature-count +1 -p "$dir" -vvvv "$@"
 }
-verify_offline() {  # verify_offline DIR SIG
-  ansible-galaxy collection verify mooring.cluster --offline \
-    --signature "file://$2" --keyring "$KEYRING" -p "$1" -vvvv
+verify_offline() {  # verify_offline DIR [SIG]: no SIG, no --signature
+  ansible-galaxy collection verify mooring.cluster --offline ${2:+--signature "file://$2"} \
+    --keyring "$KEYRING" --required-valid-signature-count +1 -p "$1" -vvvv
 }
 
 echo "--- (a) install from the server with --signature and --keyring: the signature is checked"
@@ -169,6 +170,9 @@ echo " verify --offline, signature by a key not in the keyring:"
 expect_refused "$W/c3.log" "Signature verification failed for 'mooring.cluster'" -- verify_offline "$W/a" "$W/release/other-key.asc"
 echo " verify --offline, the right key over other bytes:"
 expect_refused "$W/c4.log" "Signature verification failed for 'mooring.cluster'" -- verify_offline "$W/a" "$W/release/other-bytes.asc"
+
+echo " verify --offline with the keyring but no signature (+1: at least one must verify):"
+expect_refused "$W/c5.log" "Signature verification failed for 'mooring.cluster': no successful signatures" -- verify_offline "$W/a"
 
 echo "--- (c) tampered tarballs are refused"
 echo " a file changed inside (FILES.json as built):"
