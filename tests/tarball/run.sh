@@ -3,9 +3,9 @@
 # list it declares (requirements.txt inside the tarball), nothing from this checkout's .venv.
 #   0. the release notes: antsibull-changelog lint, CHANGELOG.rst as generated, galaxy.yml's version
 #      the latest release (changelog.sh)
-#   1. ansible-galaxy collection build -> install into a clean HOME's default collection path
-#      -> a signed release installed and verified by ansible-galaxy, tampered tarballs and wrong
-#      signatures refused (signed.sh)
+#   1. ansible-galaxy collection build -> galaxy-importer on it, offline (importer.sh) -> install into
+#      a clean HOME's default collection path -> a signed release installed and verified by
+#      ansible-galaxy, tampered tarballs and wrong signatures refused (signed.sh)
 #   2. a clean venv from the tarball's requirements.txt (cached by its sha256: pip is slow)
 #   3. ansible-doc on every plugin and role of the collection (any error or warning fails)
 #   4. from an unrelated directory, with relative paths as a user types them:
@@ -36,6 +36,9 @@ done
 if grep -E '(^|/)(\.venv|\.work|\.ansible|__pycache__)(/|$)' "$T/files"; then
   fail "build output or caches are in the tarball"
 fi
+
+echo "::: galaxy-importer on the tarball, offline (importer.sh)"
+"$ROOT/tests/tarball/importer.sh" "$TARBALL" "$T/importer"
 
 echo "::: a clean venv from the tarball's requirements.txt"
 tar xzf "$TARBALL" -C "$T" requirements.txt
