@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup demo test test-fast test-unit lint sanity test-package test-ee test-integration bench clean
+.PHONY: help setup demo test test-fast test-unit lint sanity docs test-matrix test-package test-ee test-integration bench clean
 help:  ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
@@ -27,6 +27,12 @@ lint: setup  ## ruff, yamllint, ansible-lint
 
 sanity: setup  ## ansible-test sanity on a copy at ansible_collections/mooring/cluster
 	@scripts/test.sh sanity
+
+docs: setup  ## antsibull-docs lint and the HTML docsite (.work/docs/html)
+	@scripts/test.sh docs
+
+test-matrix: setup  ## unit and sanity under ansible-core 2.17 and 2.18
+	@scripts/test.sh matrix
 
 test-package: setup  ## the built tarball as a user gets it (clean venv, ansible-doc, resolve, CLI, preflight)
 	@scripts/test.sh package

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # The project's test command. Stages, fastest first:
-#   lint        ruff, yamllint, ansible-lint (production profile, no skip list)
+#   lint        ruff, yamllint, shellcheck, ansible-lint (production profile, no skip list)
 #   unit        pytest tests/unit (exit 5 "no tests collected" is a failure)
 #   sanity      ansible-test sanity on a copy placed at ansible_collections/mooring/cluster
 #   matrix      unit and sanity again under each older ansible-core line the collection
-#               declares (2.17, 2.18; venvs from scripts/corevenv.sh)
+#               declares (2.17, 2.18; venvs from scripts/corevenv.sh); in `all` it runs in the
+#               background beside package, ee and integration
+#   docs        antsibull-docs lint-collection-docs and the HTML docsite built offline, a page for
+#               every module, plugin and role (scripts/docs.sh)
 #   package     the built tarball as a user gets it (tests/tarball/run.sh): clean venv from its
 #               requirements.txt, ansible-doc of every plugin and role, resolve, the CLI and
 #               preflight from an unrelated directory
 #   ee          the execution environment built offline (scripts/ee.sh build) and
 #               ansible-runner running mooring.cluster.preflight in it against a lab host
 #   integration every molecule scenario (or the one named) on the lab, see scripts/integration.sh
-# Usage: scripts/test.sh all|fast|lint|unit [LINE]|sanity [LINE]|matrix|package|ee|integration [SCENARIO]
+# Usage: scripts/test.sh all|fast|lint|unit [LINE]|sanity [LINE]|matrix|docs|package|ee|integration [SCENARIO]
 #   LINE: an ansible-core line, 2.17, 2.18 or 2.19 (the default, .venv's)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,6 +37,7 @@ run_lint() {
   pycodestyle --max-line-length 160 --ignore E402,W503,W504,E741,E203,E701,E704 plugins playbooks/callback_plugins tests benchmarks catalog/tools
   python tests/sanity/import_check.py
   yamllint -s .
+  scripts/shellcheck.sh
   ansible-lint --profile production < /dev/null  # ansible refuses a non-blocking stdin (some CI runners hand one down)
 }
 
@@ -57,8 +61,9 @@ run_sanity() {  # run_sanity [LINE]: ansible-test sanity of ansible-core LINE (d
   venv=$(scripts/corevenv.sh "$line")
   # Outside this git checkout: inside it, ansible-test would list files through git and
   # see nothing under the ignored .work/.
-  local base="${TMPDIR:-/tmp}/mooring-sanity-$line.$(id -u)"
-  local dest="$base/ansible_collections/mooring/cluster"
+  local base dest
+  base="${TMPDIR:-/tmp}/mooring-sanity-$line.$(id -u)"
+  dest="$base/ansible_collections/mooring/cluster"
   rm -rf "$base"
   mkdir -p "$dest"
   # Only what git would ship: tracked files plus untracked ones not ignored.
@@ -72,6 +77,10 @@ run_sanity() {  # run_sanity [LINE]: ansible-test sanity of ansible-core LINE (d
   local cert=${PIP_CERT:-${SSL_CERT_FILE:-${REQUESTS_CA_BUNDLE:-}}}
   { echo "[global]"; [ -n "$cert" ] && echo "cert = $cert"; true; } > "$HOME/.ansible/test/cache/mooring-pip.conf"
   (cd "$dest" && PATH="$venv/bin:$PATH" ansible-test sanity --venv --python 3.11 --color no)
+}
+
+run_docs() {
+  scripts/docs.sh all
 }
 
 run_package() {
@@ -99,6 +108,34 @@ run_matrix() {  # unit and sanity on every older ansible-core line
   done
 }
 
+# In `all`, the matrix runs beside the stages after it, at the lowest CPU and I/O priority: its
+# pytest and ansible-test runs keep one core busy, while package, ee and integration spend much of
+# their time waiting on pip, podman and the lab hosts, and keep the priority where timing matters
+# (the lab's etcd, the quorum sampler, preflight's disk test). Its log is printed, and its result
+# counts, when those are done (or have failed).
+MATRIX_PID=""
+MATRIX_LOG="$WORK/ci/matrix.log"
+start_matrix() {
+  mkdir -p "$WORK/ci"
+  echo "::: stage matrix: ansible-core ${OLDER_CORES[*]} in the background (log $MATRIX_LOG)"
+  # Its own process group, so that a failing stage here stops all of it.
+  setsid nice -n 19 ionice -c 3 "$0" matrix > "$MATRIX_LOG" 2>&1 < /dev/null &
+  MATRIX_PID=$!
+  trap 'if [ -n "$MATRIX_PID" ]; then kill -- "-$MATRIX_PID" 2>/dev/null || true; fi' EXIT
+}
+finish_matrix() {
+  local rc=0 t0=$SECONDS
+  wait "$MATRIX_PID" || rc=$?
+  MATRIX_PID=""
+  echo "::: stage matrix: its log ($MATRIX_LOG), waited $((SECONDS - t0))s for it"
+  cat "$MATRIX_LOG"
+  TIMINGS+=("$(sed -n 's/^::: timings: //p' "$MATRIX_LOG")")
+  if [ "$rc" -ne 0 ]; then
+    echo "::: matrix FAILED (exit $rc): see above" >&2
+    return "$rc"
+  fi
+}
+
 what=${1:-all}
 shift || true
 case "$what" in
@@ -106,6 +143,7 @@ case "$what" in
   unit) stage unit run_unit "$@" ;;
   sanity) stage sanity run_sanity "$@" ;;
   matrix) run_matrix ;;
+  docs) stage docs run_docs ;;
   package) stage package run_package ;;
   ee) stage ee run_ee ;;
   fast) stage lint run_lint; stage unit run_unit ;;
@@ -114,11 +152,13 @@ case "$what" in
     stage lint run_lint
     stage unit run_unit
     stage sanity run_sanity
-    run_matrix
+    stage docs run_docs
+    start_matrix
     stage package run_package
     stage ee run_ee
     stage integration run_integration
+    finish_matrix
     ;;
-  *) echo "usage: $0 all|fast|lint|unit [LINE]|sanity [LINE]|matrix|package|ee|integration [SCENARIO]" >&2; exit 2 ;;
+  *) echo "usage: $0 all|fast|lint|unit [LINE]|sanity [LINE]|matrix|docs|package|ee|integration [SCENARIO]" >&2; exit 2 ;;
 esac
 echo "::: timings: ${TIMINGS[*]}"
