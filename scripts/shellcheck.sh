@@ -13,7 +13,9 @@ SHEBANG='^#![[:space:]]*/(usr/)?bin/(env[[:space:]]+)?(ba)?sh([[:space:]]|$)'
 
 if ! command -v shellcheck >/dev/null; then
   echo "shellcheck: installing shellcheck" >&2
-  apt-get -o DPkg::Lock::Timeout=600 install -y -q shellcheck >/dev/null
+  # a new machine may have no package lists yet: update them when the install finds none
+  apt-get -o DPkg::Lock::Timeout=600 install -y -q shellcheck >/dev/null \
+    || { apt-get -o DPkg::Lock::Timeout=600 update -qq && apt-get -o DPkg::Lock::Timeout=600 install -y -q shellcheck >/dev/null; }
 fi
 
 declare -A seen=()
