@@ -47,6 +47,21 @@ class ResolveError(MooringError):
     """Versions could not be resolved or are not compatible with each other."""
 
 
+EXCERPT = 80
+
+
+def excerpt(value, limit=EXCERPT):
+    """``repr(value)`` cut to ``limit`` characters: what an error message may quote of any input."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def reason(exc):
+    """The first line of an exception's text, at most 200 characters (its type's name when it has none)."""
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
 def missing_library(package, purpose, error, cls=MooringError):
     """The error for a Python library the controller lacks: names the pip package to install.
 

@@ -10,12 +10,31 @@ rename, so a reader never sees half a file and a secret is never readable by oth
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
 import stat
 import tempfile
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import PathEscapeError  # noqa: F401 - re-exported
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, PathEscapeError  # noqa: F401 - re-exported
+
+
+class _Refused(MooringError, OSError):
+    """A file refused before or while it is read: a MooringError (one line) and an OSError (``errno``)."""
+
+    def __init__(self, code, message):
+        MooringError.__init__(self, message)
+        self.errno = code
+        self.strerror = message
+
+
+class NotRegularFileError(_Refused):
+    """A path names a directory, FIFO, device or socket where a regular file was expected."""
+
+
+class TooLargeError(_Refused):
+    """A file (or what was read of it) is over the bound its reader set."""
 
 # A name that becomes one path component: letters, digits, ".", "_", "-", "+", "~", ":" and "@";
 # not '.' or '..', no separator, at most 128 characters.
@@ -51,25 +70,66 @@ def under_root(root, *parts):
     return path
 
 
+def open_regular(path, what="file", flags=0, allow_empty=True):
+    """``(file object, os.stat result)`` for the regular file at ``path``, opened for reading in binary.
+
+    The file is opened without blocking (a FIFO or device never stalls the reader) and checked on the
+    open descriptor, so nothing can be swapped in between the check and the read. A directory or
+    special file is :class:`NotRegularFileError` (``what`` names it in the message), an empty file
+    when not ``allow_empty`` too; a path that cannot be opened raises its own OSError. ``flags`` are
+    added to the open (``os.O_NOFOLLOW`` refuses a symbolic link).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | flags)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise NotRegularFileError(errno.EISDIR, "%s %s: is a directory, not a file" % (what, path))
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFileError(errno.EINVAL, "%s %s: not a regular file (a FIFO, device or socket)" % (what, path))
+        if not allow_empty and st.st_size == 0:
+            raise NotRegularFileError(errno.EINVAL, "%s %s: empty file" % (what, path))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb"), st
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path, limit, what="file", flags=0):
+    """The bytes of the regular file ``path`` (:func:`open_regular`), at most ``limit``: a larger file,
+    or one that grows past ``limit`` while read, is :class:`TooLargeError` (never a partial read)."""
+    handle, st = open_regular(path, what, flags)
+    with handle:
+        if st.st_size > limit:
+            raise TooLargeError(errno.EFBIG, "%s %s: %d bytes; the limit is %d" % (what, path, st.st_size, limit))
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise TooLargeError(errno.EFBIG, "%s %s: more than %d bytes; the limit is %d" % (what, path, limit, limit))
+    return data
+
+
 def _as_bytes(data):
     return data.encode("utf-8") if isinstance(data, str) else data
 
 
-def write_atomic(path, data, mode=0o644, owner=None, check=None):
-    """Write ``data`` (bytes or text, UTF-8) to ``path`` through a temporary file and a rename.
+@contextlib.contextmanager
+def atomic_output(path, mode=0o644, check=None, owner=None):
+    """A binary file object whose content replaces ``path`` in one rename when the block ends.
 
-    The directory must exist. ``mode`` (and ``owner``, a ``(uid, gid)`` pair) is set on the temporary
-    file before anything is written. ``check(tmp_path)``, when given, runs on the complete temporary
-    file before the rename; if it raises, the temporary file is removed and ``path`` is untouched.
+    The temporary file is in ``path``'s directory (which must exist), named ``.<name>-XXXX``; its
+    ``mode`` (and ``owner``, a ``(uid, gid)`` pair) is set before anything is written.
+    ``check(tmp_path)``, when given, runs on the complete temporary file before the rename. If the
+    block or the check raises, the temporary file is removed and ``path`` is untouched.
     """
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".%s-" % os.path.basename(path), dir=directory)
     try:
-        os.fchmod(fd, mode)
-        if owner is not None:
-            os.fchown(fd, *owner)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(_as_bytes(data))
+            os.fchmod(fd, mode)
+            if owner is not None:
+                os.fchown(fd, *owner)
+            yield handle
         if check is not None:
             check(tmp)
         os.replace(tmp, path)
@@ -77,6 +137,12 @@ def write_atomic(path, data, mode=0o644, owner=None, check=None):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def write_atomic(path, data, mode=0o644, owner=None, check=None):
+    """Write ``data`` (bytes or text, UTF-8) to ``path`` through :func:`atomic_output`."""
+    with atomic_output(path, mode, check, owner) as handle:
+        handle.write(_as_bytes(data))
 
 
 def read_if_exists(path):
