@@ -27,8 +27,18 @@ ENV = "MOORING_ROUTE_GUARD"
 LAB_BRIDGE_PREFIX = "mlab"  # lab bridges are mlab<third octet> (tests/lab/lab.py)
 
 
-class RouteRefused(OSError):
+try:
+    from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+except ImportError:  # loaded by path (tests/lab/lab.py) before the collection is importable
+    class MooringError(Exception):
+        """Stands in for common.errors.MooringError when this file is loaded on its own."""
+
+
+class RouteRefused(MooringError, OSError):
     """The kernel would route a test connection off this machine; nothing was sent."""
+
+    def __init__(self, message):
+        MooringError.__init__(self, message)
 
 
 def patterns(value=None):
