@@ -91,7 +91,7 @@ def noop_cpu(lab):
     work = os.path.join(ROOT, ".work", lab)
     argv = [os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i",
             os.path.join(ROOT, "inventories", "lab", lab, "hosts.yml"), "mooring.cluster.install",
-            "-e", "bundle_lock=%s/installer.lock.yaml" % work, "-e", "bundle_file=%s/bundle.tar" % work,
+            "-e", "mooring_lock=%s/installer.lock.yaml" % work, "-e", "mooring_bundle_file=%s/bundle.tar" % work,
             "-e", "bundle_signing_key=%s/signing/bundle-signing.key" % work]
     wall, cpu, out = timed(argv, lab_env(lab))
     if re.search(r"^\S+\s+: ok=\d+\s+changed=[1-9]", out, re.M):

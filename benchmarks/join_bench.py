@@ -61,7 +61,7 @@ def lab_env(name):
 def playbook(env, inventory, name, *extra):
     """(rc, output, seconds) of ansible-playbook -i INVENTORY mooring.cluster.NAME with the bench's lock."""
     argv = [PLAYBOOK, "-i", inventory, "mooring.cluster." + name,
-            "-e", "bundle_lock=%s/installer.lock.yaml" % WORK, "-e", "bundle_file=%s/bundle.tar" % WORK,
+            "-e", "mooring_lock=%s/installer.lock.yaml" % WORK, "-e", "mooring_bundle_file=%s/bundle.tar" % WORK,
             "-e", "bundle_signing_key=%s/signing/bundle-signing.key" % WORK] + list(extra)
     start = time.monotonic()
     proc = subprocess.run(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

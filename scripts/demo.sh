@@ -45,7 +45,7 @@ stage "resolve" "$t"
 install() {
   ANSIBLE_CALLBACKS_ENABLED=ansible.posix.profile_roles \
   .venv/bin/ansible-playbook -i "$INV" mooring.cluster.install < /dev/null \
-    -e bundle_lock="$W/installer.lock.yaml" -e bundle_file="$W/bundle.tar" \
+    -e mooring_lock="$W/installer.lock.yaml" -e mooring_bundle_file="$W/bundle.tar" \
     -e bundle_signing_key="$W/signing/bundle-signing.key"
 }
 

@@ -5,7 +5,7 @@
 Each run is the documented command, a separate ``ansible-playbook`` process with ``USER`` unset (as in
 CI, AWX and containers):
 
-    ansible-playbook -i INVENTORY mooring.cluster.etcd_upgrade -e bundle_lock=NEW.lock -e bundle_file=NEW.tar
+    ansible-playbook -i INVENTORY mooring.cluster.etcd_upgrade -e mooring_lock=NEW.lock -e mooring_bundle_file=NEW.tar
 
 A sampler thread asks every member for ``/version`` every 0.2 s over mutual TLS (through the lab's route
 guard): a member that answers is serving. Quorum is never lost while at least 2 of the 3 answer; each
@@ -82,7 +82,7 @@ URL = {h: "https://%s:2379" % ADDRESS[h] for h in HOSTS}
 PKI = os.path.join(EPH, "pki", "etcd")
 TLS = (os.path.join(PKI, "ca.crt"), os.path.join(PKI, "healthcheck-client.crt"), os.path.join(PKI, "healthcheck-client.key"))
 OLD, NEW = "3.4.23", "3.5.1"
-UPGRADE = ["-e", "bundle_lock=%s/installer-3.5.1.lock.yaml" % EPH, "-e", "bundle_file=%s/bundle-3.5.1.tar" % EPH]
+UPGRADE = ["-e", "mooring_lock=%s/installer-3.5.1.lock.yaml" % EPH, "-e", "mooring_bundle_file=%s/bundle-3.5.1.tar" % EPH]
 KEYS = 100
 PREFIX = "/mooring/verify/roll/"
 RUNS = os.path.join(EPH, "runs")

@@ -5,7 +5,7 @@
 Each run is the documented command, a separate ``ansible-playbook`` process (molecule/etcdroll/faults.py's
 ``Run``, sampler and helpers are reused, not copied):
 
-    ansible-playbook -i INVENTORY mooring.cluster.upgrade -e bundle_lock=LOCK -e bundle_file=BUNDLE
+    ansible-playbook -i INVENTORY mooring.cluster.upgrade -e mooring_lock=LOCK -e mooring_bundle_file=BUNDLE
 
 The hosts run lock A (containerd 1.6.20 build deb12u2, etcd 3.4.23). Tests, in order:
   skew       lock A itself as the target: etcd 3.4.23 with Kubernetes 1.33 breaks the etcd rule - refused with
@@ -45,6 +45,7 @@ HOSTS = lab.HOSTS
 H1, H2, H3 = HOSTS
 OLD_ETCD, NEW_ETCD = "3.4.23", "3.5.1"
 LOCK = {name: os.path.join(EPH, "lock-%s.yaml" % name) for name in ("a", "b")}
+# By the old names (deprecated until 0.4.0): this scenario is what proves they still work.
 ARGS = {name: ["mooring.cluster.upgrade", "-e", "bundle_lock=%s" % LOCK[name], "-e", "bundle_file=%s/bundle-%s.tar" % (EPH, name)] for name in LOCK}
 MOCK_LOG = "/var/log/mock-kubectl.log"
 DROPIN = "/etc/systemd/system/containerd.service.d/99-noderoll-fault.conf"

@@ -18,7 +18,7 @@ def default_items(task_vars):
     signing_key = task_vars.get("bundle_signing_key") or default_key_path()
     items = {
         "pki": task_vars.get("mooring_pki_dir") or (os.path.join(inventory_dir, "pki") if inventory_dir else ""),
-        "lock": task_vars.get("bundle_lock") or "",
+        "lock": task_vars.get("mooring_lock") or task_vars.get("bundle_lock") or "",  # the old name until 0.4.0
         "signing_key": signing_key,
         "signing_pub": public_key_path(signing_key),
         "reports": os.path.join(inventory_dir, INVENTORY_DIR_SUBDIR) if inventory_dir else "",

@@ -301,11 +301,11 @@ class CallbackModule(CallbackBase):
             return None
 
     def _lock(self):
-        """The lock the run used (the lock_values task's path, else -e bundle_lock), read with the lock reader."""
+        """The lock the run used (the lock_values task's path, else -e mooring_lock), read with the lock reader."""
         path = self._log.lock_paths[0] if self._log.lock_paths else None
         if path is None and self._play is not None:
             extra = getattr(self._play.get_variable_manager(), "extra_vars", None) or {}
-            candidate = extra.get("bundle_lock")
+            candidate = extra.get("mooring_lock") or extra.get("bundle_lock")  # the old name until 0.4.0
             path = str(candidate) if isinstance(candidate, str) and candidate and "{{" not in candidate else None
         if path is None:
             return None

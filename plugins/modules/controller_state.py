@@ -56,7 +56,7 @@ options:
   items:
     description:
       - Item name to path, added to the defaults (an empty path drops one). The defaults come from the inventory's variables as the other playbooks
-        read them - C(pki) (C(mooring_pki_dir), default C(INVENTORY_DIR/pki)), C(lock) (C(bundle_lock)),
+        read them - C(pki) (C(mooring_pki_dir), default C(INVENTORY_DIR/pki)), C(lock) (C(mooring_lock)),
         C(signing_key) and C(signing_pub) (C(bundle_signing_key), default C($MOORING_CONFIG_DIR/bundle-signing.key)
         or C(~/.config/mooring/bundle-signing.key)), C(reports) (C(INVENTORY_DIR/.mooring-reports)), C(kubeconfig)
         (C(mooring_kubeconfig), default C(INVENTORY_DIR/admin.conf)) and C(rendered) (C(mooring_addons_render_dir), default

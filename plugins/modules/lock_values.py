@@ -59,7 +59,7 @@ options:
 EXAMPLES = r"""
 - name: Read the lock (controller)
   mooring.cluster.lock_values:
-    path: "{{ bundle_lock }}"
+    path: "{{ mooring_lock }}"
     control_plane_address: "{{ hostvars[groups['control_plane'][0]].ansible_host }}"
   run_once: true
   register: mooring_lock_values
@@ -76,7 +76,7 @@ EXAMPLES = r"""
 
 - name: What the install does on each host
   mooring.cluster.lock_values:
-    path: "{{ bundle_lock }}"
+    path: "{{ mooring_lock }}"
     groups: "{{ groups }}"
   run_once: true
   register: mooring_lock_plan

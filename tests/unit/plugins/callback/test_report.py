@@ -73,7 +73,7 @@ INSTALL = """
   tasks:
     - name: Read the lock (controller)
       mooring.cluster.lock_values:
-        path: "{{ bundle_lock }}"
+        path: "{{ mooring_lock }}"
       run_once: true
       register: mooring_lock_values
     - name: Declare what is left
@@ -358,7 +358,7 @@ def test_install_check_mode_with_a_lock_an_inventory_directory_and_both_callback
     # The lock path relative to the working directory, as a user gives it; the collection's callback enabled too.
     shutil.copy(lab["tmp"] / "installer.lock.yaml", lab["cwd"] / "installer.lock.yaml")
     run, output = _run([str(lab["playbooks"] / "install.yml"), "-i", str(inventory_dir), "--check",
-                        "-e", "bundle_lock=installer.lock.yaml"], lab["cwd"],
+                        "-e", "mooring_lock=installer.lock.yaml"], lab["cwd"],
                        ANSIBLE_CALLBACKS_ENABLED="mooring.cluster.report")
     assert run.returncode == 0, output
     assert run.stdout.count("MOORING REPORT mooring.cluster.install: success (check mode)") == 1, output
@@ -425,7 +425,7 @@ def test_under_ansible_runner_beside_awx_display(tmp_path):
     (project / "callback_plugins").mkdir(parents=True)
     inventory.mkdir()
     shutil.copy(SHIM, project / "callback_plugins" / "mooring_report.py")
-    (project / "preflight.yml").write_text(textwrap.dedent(INSTALL.replace("path: \"{{ bundle_lock }}\"",
+    (project / "preflight.yml").write_text(textwrap.dedent(INSTALL.replace("path: \"{{ mooring_lock }}\"",
                                                                            "path: \"{{ playbook_dir }}/none.lock\"")))
     (inventory / "hosts").write_text("node-a ansible_connection=local ansible_python_interpreter=%s\n" % sys.executable)
     run = subprocess.run([os.path.join(BIN, "ansible-runner"), "run", str(tmp_path), "-p", "preflight.yml"],
