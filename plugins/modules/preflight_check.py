@@ -313,12 +313,12 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hos
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import (
     DEFAULT_INSTALL_CONFIGURES,
     INSTALL_CONFIGURABLE,
-    gather,
     host_roles,
-    judge_host,
-    run_inventory,
     settings,
 )
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightgather import gather
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightinventory import run_inventory
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightjudge import judge_host
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 

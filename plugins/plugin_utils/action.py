@@ -27,7 +27,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import clock_offset
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightclock import clock_offset
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 display = Display()
@@ -119,7 +119,7 @@ class MooringAction(ActionBase):
     def execute_timed(self, module_name, args, task_vars):
         """Run host module ``module_name`` (unset options left out) and time the exchange on the controller: a
         result whose ``facts.clock`` holds the host's ``received`` and ``replied`` times gets the host's clock
-        offset from the controller's instead (NTP's estimate and error bound, preflight.clock_offset)."""
+        offset from the controller's instead (NTP's estimate and error bound, preflightclock.clock_offset)."""
         args = {k: v for k, v in args.items() if v is not None}
         sent = time.time()
         result = self._execute_module(module_name=module_name, module_args=args, task_vars=task_vars)

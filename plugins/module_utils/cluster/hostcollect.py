@@ -54,11 +54,9 @@ import urllib.request
 from urllib.parse import urlsplit
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostpreflight
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import (
-    fdatasync_latencies,
-    free_mb,
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.hostdisk import fdatasync_latencies, free_mb, nearest_rank
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightgather import (
     module_files,
-    nearest_rank,
     parse_meminfo,
     parse_os_release,
     probe_tcp,

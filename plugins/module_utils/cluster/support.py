@@ -19,7 +19,7 @@ import os
 import re
 import time
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcd, hostcollect, preflight
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcd, hostcollect, preflight, preflightgather, preflightjudge
 from ansible_collections.mooring.cluster.plugins.module_utils.common.redact import merge_counts, redact
 
 MIB = 1024 * 1024
@@ -186,10 +186,10 @@ def collect(run, params, now=time.time):
     kernel = [("uname -a", run(["uname", "-a"])[1]), ("/proc/cmdline", read_text("/proc/cmdline") or ""),
               ("/proc/modules", read_text("/proc/modules") or "")]
     files["kernel.txt"] = "".join("== %s\n%s\n" % (title, text.strip()) for title, text in kernel)
-    facts_pf = preflight.gather(run=run, disk_paths=[d["path"] for d in preflight.DEFAULT_DISKS])
+    facts_pf = preflightgather.gather(run=run, disk_paths=[d["path"] for d in preflight.DEFAULT_DISKS])
     files["network.json"] = json.dumps(facts_pf["network"], indent=2, sort_keys=True) + "\n"  # gathered there once
-    files["preflight.json"] = json.dumps(preflight.judge_host(facts_pf, preflight.host_roles(params["roles"]),
-                                                              preflight.settings()), indent=2) + "\n"
+    files["preflight.json"] = json.dumps(preflightjudge.judge_host(facts_pf, preflight.host_roles(params["roles"]),
+                                                                   preflight.settings()), indent=2) + "\n"
     facts["bundles"] = bundles(params["bundle_dir"])
     files["bundles.txt"] = "".join("%s\tunpacked %s\n" % (b["id"], time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(
         b["unpacked"]))) for b in facts["bundles"]) or "no bundle unpacked under %s\n" % params["bundle_dir"]

@@ -19,7 +19,7 @@ import io
 import tarfile
 import time
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import judge_clock
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightclock import judge_clock
 from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_atomic
 from ansible_collections.mooring.cluster.plugins.module_utils.common.redact import merge_counts, redact
 

@@ -26,6 +26,8 @@ PREFIX = "ansible_collections.mooring.cluster.plugins.module_utils."
 HOST_SIDE = {
     "common.errors", "common.digest", "common.ed25519", "common.fileio", "common.images", "common.ctr", "common.netguard",
     "common.service", "common.host_state", "common.tarsafe", "bundle.host", "bundle.install", "cluster.etcd", "cluster.kubeadm", "cluster.preflight",
+    "cluster.preflightgather", "cluster.preflightjudge", "cluster.preflightinventory", "cluster.preflightreport",
+    "cluster.preflightclock", "cluster.hostdisk",
     "cluster.hostpreflight", "cluster.hostcollect", "cluster.support", "common.redact", "cluster.etcdbackup",
 }
 # Modules that run on the controller against a cloud API (they need openstacksdk there).

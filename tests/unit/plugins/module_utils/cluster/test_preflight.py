@@ -13,7 +13,13 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostdisk as hd
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import preflight as pf
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import preflightclock as pc
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import preflightgather as pg
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import preflightinventory as pi
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import preflightjudge as pj
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import preflightreport as pr
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 TCP = """  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
@@ -106,7 +112,7 @@ def by_check(results):
 def status_of(results, check):
     statuses = [r["status"] for r in results if r["check"] == check]
     assert statuses, "no %s result" % check
-    return max(statuses, key=pf.RANK.get)
+    return max(statuses, key=pr.RANK.get)
 
 
 CFG = pf.settings()
@@ -131,7 +137,7 @@ def test_gather_reads_a_fake_host(tmp_path):
         probes.append((addr, port))
         return addr != "10.0.0.13", "" if addr != "10.0.0.13" else "timed out"
 
-    f = pf.gather(root=root, run=run, disk_paths=["/var/lib/etcd"],
+    f = pg.gather(root=root, run=run, disk_paths=["/var/lib/etcd"],
                   peers={"cp2": "10.0.0.12", "w1": "10.0.0.13"}, peer_port=22, probe=probe)
     assert f["hostname"] == "cp1"
     assert f["machine_id"] == "0123456789abcdef0123456789abcdef"
@@ -166,7 +172,7 @@ def test_gather_detects_v1_swap_and_modules(tmp_path):
         "proc/sys/net/bridge/bridge-nf-call-iptables": None,
         "proc/filesystems": "nodev\tsysfs\n",
     })
-    f = pf.gather(root=root)
+    f = pg.gather(root=root)
     assert f["cgroup"] == "v1"
     assert f["swap_mb"] == 2047
     assert f["kernel"]["ipvs"] and f["kernel"]["wireguard"] and f["kernel"]["ipip"]
@@ -189,14 +195,14 @@ MODULES_DEP = ("kernel/net/bridge/bridge.ko.zst: kernel/net/802/stp.ko.zst kerne
 
 def test_gather_finds_loadable_builtin_and_loaded_modules(tmp_path):
     root = fake_host(tmp_path / "dep", **FRESH, **{"lib/modules/6.1.0-test/modules.dep": MODULES_DEP})
-    mods = pf.gather(root=root)["kernel"]["modules"]
+    mods = pg.gather(root=root)["kernel"]["modules"]
     assert mods == {"br_netfilter": {"loaded": False, "builtin": False, "loadable": True},
                     "overlay": {"loaded": False, "builtin": False, "loadable": True}}
     root = fake_host(tmp_path / "builtin", **FRESH, **{
         "lib/modules/6.1.0-test/modules.builtin": "kernel/fs/overlayfs/overlay.ko\nkernel/net/bridge/bridge.ko\n",
         "lib/modules/6.1.0-test/modules.dep": "",
         "proc/modules": "br_netfilter 32768 0 - Live 0x0\nbridge 1 1 br_netfilter, Live 0x0\n"})
-    mods = pf.gather(root=root)["kernel"]["modules"]
+    mods = pg.gather(root=root)["kernel"]["modules"]
     assert mods == {"br_netfilter": {"loaded": True, "builtin": False, "loadable": False},
                     "overlay": {"loaded": False, "builtin": True, "loadable": False}}
     # no modules.dep: the module files themselves; other kernels' modules do not count
@@ -204,16 +210,16 @@ def test_gather_finds_loadable_builtin_and_loaded_modules(tmp_path):
         "lib/modules/6.1.0-test/kernel/net/bridge/br_netfilter.ko.xz": "",
         "lib/modules/5.10.0-old/kernel/fs/overlayfs/overlay.ko": "",
         "lib/modules/5.10.0-old/modules.dep": "kernel/fs/overlayfs/overlay.ko:\n"})
-    mods = pf.gather(root=root)["kernel"]["modules"]
+    mods = pg.gather(root=root)["kernel"]["modules"]
     assert mods["br_netfilter"]["loadable"] and not mods["overlay"]["loadable"]
     # no /lib/modules at all (the lab kernel): nothing loadable
-    mods = pf.gather(root=fake_host(tmp_path / "none", **FRESH))["kernel"]["modules"]
+    mods = pg.gather(root=fake_host(tmp_path / "none", **FRESH))["kernel"]["modules"]
     assert not any(v for m in mods.values() for v in m.values())
 
 
 def test_fresh_vm_is_configured_by_the_install_not_failed(tmp_path):
     root = fake_host(tmp_path, **FRESH, **{"lib/modules/6.1.0-test/modules.dep": MODULES_DEP})
-    res = by_check(pf.judge_host(pf.gather(root=root), ["workers"], CFG))
+    res = by_check(pj.judge_host(pg.gather(root=root), ["workers"], CFG))
     for check in ("swap", "bridge_netfilter", "overlayfs", "ip_forward"):
         assert [r["status"] for r in res[check]] == ["install"], res[check]
     assert res["swap"][0]["message"] == ("swap is on (511 MiB): the install turns it off (swapoff -a) and comments "
@@ -223,26 +229,26 @@ def test_fresh_vm_is_configured_by_the_install_not_failed(tmp_path):
     assert "modprobe overlay" in res["overlayfs"][0]["message"]
     assert "net.ipv4.ip_forward=1" in res["ip_forward"][0]["message"]
     # the same host with install_configures []: the old blocking behaviour
-    res = pf.judge_host(pf.gather(root=root), ["workers"], CFG_BLOCKING)
+    res = pj.judge_host(pg.gather(root=root), ["workers"], CFG_BLOCKING)
     assert [status_of(res, c) for c in ("swap", "bridge_netfilter", "overlayfs", "ip_forward")] == \
         ["fail", "fail", "fail", "warn"]
 
 
 def test_swap_on_is_configured_by_the_install():
-    r = by_check(pf.judge_host(good_facts(swap_mb=512), ["workers"], CFG))["swap"][0]
+    r = by_check(pj.judge_host(good_facts(swap_mb=512), ["workers"], CFG))["swap"][0]
     assert r["status"] == "install"
     assert r["message"].startswith("swap is on (512 MiB): the install turns it off (swapoff -a) and comments it out "
                                    "in /etc/fstab")
-    merged, _t, summary = pf.run_inventory(registered(a=good_facts(swap_mb=512)))
+    merged, _t, summary = pi.run_inventory(registered(a=good_facts(swap_mb=512)))
     assert summary["failed"] == [] and summary["warnings"] == []
     assert [(h, c) for h, c, _m in summary["install"]] == [("a", "swap")]
 
 
 def test_swap_on_fails_when_the_install_configures_nothing():
-    r = by_check(pf.judge_host(good_facts(swap_mb=512), ["workers"], CFG_BLOCKING))["swap"][0]
+    r = by_check(pj.judge_host(good_facts(swap_mb=512), ["workers"], CFG_BLOCKING))["swap"][0]
     assert r["status"] == "fail" and "kubelet refuses to start" in r["message"]
     cfg = pf.settings(install_configures=["bridge_netfilter"])  # only what is listed
-    assert status_of(pf.judge_host(good_facts(swap_mb=512), ["workers"], cfg), "swap") == "fail"
+    assert status_of(pj.judge_host(good_facts(swap_mb=512), ["workers"], cfg), "swap") == "fail"
 
 
 def _kernel(**modules):
@@ -254,15 +260,15 @@ def _kernel(**modules):
 
 def test_br_netfilter_not_loaded_but_loadable_is_configured_by_the_install():
     k = _kernel(br_netfilter={"loadable": True}, overlay={"loadable": True})
-    res = pf.judge_host(good_facts(kernel=k), ["workers"], CFG)
+    res = pj.judge_host(good_facts(kernel=k), ["workers"], CFG)
     assert status_of(res, "bridge_netfilter") == "install"
     assert status_of(res, "overlayfs") == "install"
-    assert status_of(pf.judge_host(good_facts(kernel=k), ["workers"], CFG_BLOCKING), "bridge_netfilter") == "fail"
+    assert status_of(pj.judge_host(good_facts(kernel=k), ["workers"], CFG_BLOCKING), "bridge_netfilter") == "fail"
 
 
 def test_br_netfilter_not_loadable_fails_even_when_the_install_configures_it():
     k = _kernel(br_netfilter={}, overlay={})
-    res = by_check(pf.judge_host(good_facts(kernel=k), ["workers"], CFG))
+    res = by_check(pj.judge_host(good_facts(kernel=k), ["workers"], CFG))
     r = res["bridge_netfilter"][0]
     assert r["status"] == "fail"
     assert "kernel 6.1.0-test cannot load it" in r["message"] and "/lib/modules/6.1.0-test" in r["message"]
@@ -270,18 +276,18 @@ def test_br_netfilter_not_loadable_fails_even_when_the_install_configures_it():
     # loaded (or built in) and still missing: loading it again will not help
     for state in ({"loaded": True}, {"builtin": True, "loadable": True}):
         k = _kernel(br_netfilter=state, overlay={"loadable": True})
-        r = by_check(pf.judge_host(good_facts(kernel=k), ["workers"], CFG))["bridge_netfilter"][0]
+        r = by_check(pj.judge_host(good_facts(kernel=k), ["workers"], CFG))["bridge_netfilter"][0]
         assert r["status"] == "fail" and "/proc/sys/net/bridge/bridge-nf-call-iptables is missing" in r["message"]
 
 
 def test_parse_listening_only_listen_state():
-    assert pf.parse_listening(TCP) == {22: "1111", 2371: "2222"}
+    assert pg.parse_listening(TCP) == {22: "1111", 2371: "2222"}
 
 
 # ---------------------------------------------------------------- judge one host
 
 def test_good_host_passes_everything():
-    res = pf.judge_host(good_facts(), ["control_plane", "etcd"], CFG)
+    res = pj.judge_host(good_facts(), ["control_plane", "etcd"], CFG)
     assert {r["status"] for r in res} == {"pass"}, res
 
 
@@ -294,11 +300,11 @@ def test_good_host_passes_everything():
     (["workers", "etcd"], 1, "fail"),  # the strictest role decides
 ])
 def test_cpu_thresholds_per_role(roles, cpus, status):
-    assert status_of(pf.judge_host(good_facts(cpus=cpus), roles, CFG), "cpu") == status
+    assert status_of(pj.judge_host(good_facts(cpus=cpus), roles, CFG), "cpu") == status
 
 
 def test_memory_fail_names_role_and_minimum():
-    res = by_check(pf.judge_host(good_facts(memory_mb=1500), ["control_plane"], CFG))["memory"][0]
+    res = by_check(pj.judge_host(good_facts(memory_mb=1500), ["control_plane"], CFG))["memory"][0]
     assert res["status"] == "fail"
     assert "control_plane needs at least 1700 MiB" in res["message"]
 
@@ -307,46 +313,46 @@ def test_disk_checks_follow_roles_and_thresholds():
     facts = good_facts()
     facts["disks"]["/var/lib/containerd"]["free_mb"] = 5000
     facts["disks"]["/var/lib/mooring"]["free_mb"] = 5000
-    res = by_check(pf.judge_host(facts, ["workers"], CFG))["disk"]
+    res = by_check(pj.judge_host(facts, ["workers"], CFG))["disk"]
     assert [r["message"].split(" ")[0] for r in res] == ["/var/lib/containerd", "/var/lib/mooring"]
     assert [r["status"] for r in res] == ["fail", "warn"]  # etcd path not checked on a worker
     missing = good_facts(disks={})
-    assert status_of(pf.judge_host(missing, ["workers"], CFG), "disk") == "fail"
+    assert status_of(pj.judge_host(missing, ["workers"], CFG), "disk") == "fail"
 
 
 def test_swap_fails():
     # install_configures [] (was: the default): swap on blocks only when the install is not to turn it off
-    r = by_check(pf.judge_host(good_facts(swap_mb=2048), ["workers"], CFG_BLOCKING))["swap"][0]
+    r = by_check(pj.judge_host(good_facts(swap_mb=2048), ["workers"], CFG_BLOCKING))["swap"][0]
     assert r["status"] == "fail" and "swapoff -a" in r["message"]
 
 
 def test_ports_in_use_by_others_fail_by_our_own_pass():
-    res = pf.judge_host(good_facts(listening={"6443": "nginx", "2379": "etcd"}), ["control_plane", "etcd"], CFG)
+    res = pj.judge_host(good_facts(listening={"6443": "nginx", "2379": "etcd"}), ["control_plane", "etcd"], CFG)
     r = by_check(res)["ports"][0]
     assert r["status"] == "fail" and "6443 (nginx)" in r["message"] and "2379" not in r["message"]
-    res = pf.judge_host(good_facts(listening={"2379": "etcd", "10250": "kubelet"}), ["control_plane", "etcd"], CFG)
+    res = pj.judge_host(good_facts(listening={"2379": "etcd", "10250": "kubelet"}), ["control_plane", "etcd"], CFG)
     assert status_of(res, "ports") == "pass"
     # a worker does not need 6443
-    assert status_of(pf.judge_host(good_facts(listening={"6443": "nginx"}), ["workers"], CFG), "ports") == "pass"
+    assert status_of(pj.judge_host(good_facts(listening={"6443": "nginx"}), ["workers"], CFG), "ports") == "pass"
 
 
 def test_optional_kernel_features_warn_only_when_needed():
     cfg = pf.settings(kernel_features=["ipvs", "wireguard"])
-    res = pf.judge_host(good_facts(), ["workers"], cfg)
+    res = pj.judge_host(good_facts(), ["workers"], cfg)
     assert status_of(res, "ipvs") == "warn"
     assert status_of(res, "wireguard") == "warn"
     assert status_of(res, "ipip") == "pass"
-    assert status_of(pf.judge_host(good_facts(), ["workers"], CFG), "ipvs") == "pass"
+    assert status_of(pj.judge_host(good_facts(), ["workers"], CFG), "ipvs") == "pass"
 
 
 def test_required_kernel_features_fail():
     k = dict(good_facts()["kernel"], bridge_netfilter=False, overlayfs=False, ip_forward=False)
-    res = pf.judge_host(good_facts(kernel=k), ["workers"], CFG)
+    res = pj.judge_host(good_facts(kernel=k), ["workers"], CFG)
     assert status_of(res, "bridge_netfilter") == "fail"
     assert status_of(res, "overlayfs") == "fail"
     # was "warn": forwarding off is now what the install configures (and warns with install_configures [])
     assert status_of(res, "ip_forward") == "install"
-    assert status_of(pf.judge_host(good_facts(kernel=k), ["workers"], CFG_BLOCKING), "ip_forward") == "warn"
+    assert status_of(pj.judge_host(good_facts(kernel=k), ["workers"], CFG_BLOCKING), "ip_forward") == "warn"
 
 
 @pytest.mark.parametrize("over,check,status", [
@@ -361,7 +367,7 @@ def test_required_kernel_features_fail():
     ({"distribution": {"id": "rocky", "version_id": "9.4", "id_like": "rhel centos fedora"}}, "distribution", "fail"),
 ])
 def test_other_checks(over, check, status):
-    assert status_of(pf.judge_host(good_facts(**over), ["workers"], CFG), check) == status
+    assert status_of(pj.judge_host(good_facts(**over), ["workers"], CFG), check) == status
 
 
 # ---------------------------------------------------------------- settings
@@ -404,7 +410,7 @@ def registered(cfg=None, **hosts):
         if isinstance(facts, str):
             out[name] = {"unreachable": True, "msg": facts}
         else:
-            out[name] = {"facts": facts, "checks": pf.judge_host(facts, ["workers"], cfg), "changed": False}
+            out[name] = {"facts": facts, "checks": pj.judge_host(facts, ["workers"], cfg), "changed": False}
     return out
 
 
@@ -412,7 +418,7 @@ def test_unique_hostnames_and_machine_ids():
     a = good_facts(hostname="h1", machine_id="1" * 32)
     b = good_facts(hostname="h2", machine_id="1" * 32)
     c = good_facts(hostname="h1", machine_id="3" * 32)
-    merged, text, summary = pf.run_inventory(registered(a=a, b=b, c=c))
+    merged, text, summary = pi.run_inventory(registered(a=a, b=b, c=c))
     failed = {(h, c) for h, c, _m in summary["failed"]}
     assert failed == {("a", "machine_id"), ("b", "machine_id"), ("a", "hostname"), ("c", "hostname")}
     msg = [m for h, c, m in summary["failed"] if (h, c) == ("a", "machine_id")][0]
@@ -421,14 +427,14 @@ def test_unique_hostnames_and_machine_ids():
 
 
 def test_invalid_and_empty_identity():
-    merged, _t, summary = pf.run_inventory(registered(x=good_facts(hostname="Bad_Name", machine_id="")))
+    merged, _t, summary = pi.run_inventory(registered(x=good_facts(hostname="Bad_Name", machine_id="")))
     assert {c for _h, c, _m in summary["failed"]} == {"hostname", "machine_id"}
 
 
 def test_reachability_and_unreachable_host():
     a = good_facts(hostname="h1", machine_id="1" * 32,
                    reach={"b": {"address": "10.0.0.2", "ok": False, "error": "timed out"}})
-    merged, text, summary = pf.run_inventory(registered(a=a, b="ssh: connect timed out"))
+    merged, text, summary = pi.run_inventory(registered(a=a, b="ssh: connect timed out"))
     failed = {(h, c): m for h, c, m in summary["failed"]}
     assert "cannot reach b (10.0.0.2: timed out)" in failed[("a", "reachability")]
     assert "ssh: connect timed out" in failed[("b", "reachability")]
@@ -439,7 +445,7 @@ def test_ignore_list_per_check_and_per_host():
     a = good_facts(hostname="h1", machine_id="1" * 32, swap_mb=100)
     b = good_facts(hostname="h2", machine_id="1" * 32, swap_mb=100)
     # swap on blocks with install_configures [] (with the default it is "install", which ignore leaves alone)
-    merged, text, summary = pf.run_inventory(registered(CFG_BLOCKING, a=a, b=b), ignore=["machine_id", "a:swap"])
+    merged, text, summary = pi.run_inventory(registered(CFG_BLOCKING, a=a, b=b), ignore=["machine_id", "a:swap"])
     assert [(h, c) for h, c, _m in summary["failed"]] == [("b", "swap")]
     ign = [r for r in merged["a"] if r["status"] == "ignored"]
     assert {r["check"] for r in ign} == {"machine_id", "swap"}
@@ -449,7 +455,7 @@ def test_ignore_list_per_check_and_per_host():
 def test_report_table_is_host_by_check():
     a = good_facts(hostname="h1", machine_id="1" * 32, cpus=1)
     b = good_facts(hostname="h2", machine_id="2" * 32)
-    _m, text, summary = pf.run_inventory(registered(a=a, b=b))
+    _m, text, summary = pi.run_inventory(registered(a=a, b=b))
     lines = text.splitlines()
     header = lines[0].split()
     assert header[0] == "host" and header[1:4] == ["cpu", "mem", "disk"] and header[-3:] == ["reach", "route", "nets"]
@@ -466,7 +472,7 @@ def test_report_shows_what_the_install_configures():
     k = _kernel(br_netfilter={"loadable": True}, overlay={"loadable": True})
     a = good_facts(hostname="h1", machine_id="1" * 32, swap_mb=512, kernel=dict(k, ip_forward=False))
     b = good_facts(hostname="h2", machine_id="2" * 32)
-    merged, text, summary = pf.run_inventory(registered(a=a, b=b), ignore=["swap"])
+    merged, text, summary = pi.run_inventory(registered(a=a, b=b), ignore=["swap"])
     lines = text.splitlines()
     header = lines[0].split()
     row_a = dict(zip(header, lines[2].split()))
@@ -485,7 +491,7 @@ def test_report_shows_what_the_install_configures():
     assert lines[-1] == "preflight: 2 host(s), 0 failure(s), 0 warning(s)"
     # with a real failure too, both sections, FAIL first
     c = good_facts(hostname="h3", machine_id="3" * 32, swap_mb=1, cpus=0)
-    _m, text, summary = pf.run_inventory(registered(a=a, c=c))
+    _m, text, summary = pi.run_inventory(registered(a=a, c=c))
     lines = text.splitlines()
     assert lines.index("FAIL (must fix):") < lines.index(FIX_HEADER)
     assert {(h, ch) for h, ch, _m in summary["install"]} >= {("a", "swap"), ("c", "swap")}
@@ -493,7 +499,7 @@ def test_report_shows_what_the_install_configures():
 
 
 def test_no_install_section_when_nothing_to_configure():
-    _m, text, summary = pf.run_inventory(registered(a=good_facts()))
+    _m, text, summary = pi.run_inventory(registered(a=good_facts()))
     assert summary["install"] == [] and "FIX" not in text and "fix" not in text.split()
 
 
@@ -501,7 +507,7 @@ def test_inputs_not_mutated():
     a = good_facts(hostname="h1", machine_id="1" * 32, swap_mb=1)
     reg = registered(a=a)
     before = copy.deepcopy(reg)
-    pf.run_inventory(reg, ignore=["swap"])
+    pi.run_inventory(reg, ignore=["swap"])
     assert reg == before
 
 
@@ -518,7 +524,7 @@ _result_st = st.fixed_dictionaries({
 @given(st.dictionaries(st.from_regex(r"^h[0-9]{1,3}$", fullmatch=True), st.lists(_result_st, max_size=12),
                        min_size=1, max_size=8))
 def test_report_lists_every_failure_and_one_row_per_host(results_by_host):
-    text, summary = pf.render_report(results_by_host)
+    text, summary = pr.render_report(results_by_host)
     lines = text.splitlines()
     fails = [(h, r["check"]) for h, rs in results_by_host.items() for r in rs if r["status"] == "fail"]
     warns = [(h, r["check"]) for h, rs in results_by_host.items() for r in rs if r["status"] == "warn"]
@@ -533,7 +539,7 @@ def test_report_lists_every_failure_and_one_row_per_host(results_by_host):
     assert rows == sorted(results_by_host)
     for h, checks in summary["status"].items():
         for c, s in checks.items():
-            worst = max((r["status"] for r in results_by_host[h] if r["check"] == c), key=pf.RANK.get)
+            worst = max((r["status"] for r in results_by_host[h] if r["check"] == c), key=pr.RANK.get)
             assert s == worst
 
 
@@ -545,7 +551,7 @@ def test_report_lists_host_preflight_checks_per_host_by_name():
                       {"check": "Amount of Memory", "status": "warn", "message": "little"}],
                "h2": [{"check": "cpu", "status": "pass", "message": ""},
                       {"check": "Kubelet port free", "status": "pass", "message": "free"}]}
-    text, summary = pf.render_report(results)
+    text, summary = pr.render_report(results)
     lines = text.splitlines()
     start = lines.index("Host preflights (troubleshoot.sh documents):")
     assert [line.split() for line in lines[start + 1:start + 4]] == [
@@ -565,23 +571,23 @@ def test_the_network_defaults_are_the_installer_specs():
 
 
 def test_a_good_host_passes_the_field_checks():
-    res = by_check(pf.judge_host(good_facts(), ["etcd"], CFG))
-    flat = pf.judge_host(good_facts(), ["etcd"], CFG)
+    res = by_check(pj.judge_host(good_facts(), ["etcd"], CFG))
+    flat = pj.judge_host(good_facts(), ["etcd"], CFG)
     assert [status_of(flat, c) for c in ("default_route", "networks", "etcd_disk")] == ["pass", "pass", "pass"]
     assert res["default_route"][0]["message"] == "default route via 192.168.1.1 dev eth0"
     assert res["etcd_disk"][0]["message"] == ("fdatasync p99 1.5 ms (p50 0.4 ms, 456 writes of 2300 bytes in /var/lib)")
-    assert "etcd_disk" not in by_check(pf.judge_host(good_facts(), ["workers"], CFG))  # only on etcd hosts
+    assert "etcd_disk" not in by_check(pj.judge_host(good_facts(), ["workers"], CFG))  # only on etcd hosts
 
 
 def test_a_pod_cidr_overlapping_a_host_network_fails_naming_both():
     cfg = pf.settings(networks={"pod": "192.168.0.0/16", "service": "10.96.0.0/16"})
-    r = by_check(pf.judge_host(good_facts(), ["workers"], cfg))["networks"][0]
+    r = by_check(pj.judge_host(good_facts(), ["workers"], cfg))["networks"][0]
     assert r["status"] == "fail"
     assert r["message"].startswith("pod CIDR (spec.kubernetes.podCIDR) 192.168.0.0/16 overlaps this host's address "
                                    "192.168.1.10/24 (eth0), route 192.168.1.0/24 (eth0)")
     # a service CIDR inside a host's wider route fails too
     wide = good_facts(network=dict(good_facts()["network"], routes=[{"dst": "10.0.0.0/8", "dev": "eth1"}]))
-    r = by_check(pf.judge_host(wide, ["workers"], CFG))["networks"][0]
+    r = by_check(pj.judge_host(wide, ["workers"], CFG))["networks"][0]
     assert r["status"] == "fail" and "service CIDR (spec.kubernetes.serviceCIDR) 10.96.0.0/16 overlaps this host's " \
         "route 10.0.0.0/8 (eth1)" in r["message"] and "pod CIDR" in r["message"]
 
@@ -592,27 +598,27 @@ def test_the_clusters_own_devices_inside_its_networks_are_no_clash():
                       {"dev": "lo", "cidr": "127.0.0.1/8"}, {"dev": "eth0", "cidr": "fe80::1/64"}],
         "routes": [{"dst": "10.32.1.0/24", "dev": "flannel.1"}, {"dst": "10.32.9.3", "dev": "cali12ab"}],
         "default_route": "via 192.168.1.1 dev eth0"})
-    assert status_of(pf.judge_host(own, ["workers"], CFG), "networks") == "pass"
+    assert status_of(pj.judge_host(own, ["workers"], CFG), "networks") == "pass"
     # the same range on a host interface is a clash
     lan = good_facts(network=dict(own["network"], addresses=[{"dev": "eth1", "cidr": "10.32.0.5/24"}]))
-    assert status_of(pf.judge_host(lan, ["workers"], CFG), "networks") == "fail"
+    assert status_of(pj.judge_host(lan, ["workers"], CFG), "networks") == "fail"
     # a CNI device whose route is wider than the pod CIDR is not the cluster's own
     wide = good_facts(network=dict(own["network"], routes=[{"dst": "10.0.0.0/8", "dev": "cni0"}]))
-    assert status_of(pf.judge_host(wide, ["workers"], CFG), "networks") == "fail"
+    assert status_of(pj.judge_host(wide, ["workers"], CFG), "networks") == "fail"
 
 
 def test_no_default_route_fails_and_unreadable_routes_warn():
-    r = by_check(pf.judge_host(good_facts(network=dict(good_facts()["network"], default_route=None)), ["workers"], CFG))
+    r = by_check(pj.judge_host(good_facts(network=dict(good_facts()["network"], default_route=None)), ["workers"], CFG))
     assert r["default_route"][0]["status"] == "fail" and r["default_route"][0]["message"].startswith("no default route")
-    r = by_check(pf.judge_host(good_facts(network={"error": "ip -j addr show exited 1: x"}), ["workers"], CFG))
+    r = by_check(pj.judge_host(good_facts(network={"error": "ip -j addr show exited 1: x"}), ["workers"], CFG))
     assert [r["default_route"][0]["status"], r["networks"][0]["status"]] == ["warn", "warn"]
 
 
 def test_gather_networks_reports_what_ip_could_not_give():
-    assert pf.gather_networks(lambda argv: (1, "", "Cannot open netlink socket"))["error"] == \
+    assert pg.gather_networks(lambda argv: (1, "", "Cannot open netlink socket"))["error"] == \
         "ip -j addr show exited 1: Cannot open netlink socket"
-    assert "no JSON list" in pf.gather_networks(lambda argv: (0, "{}", ""))["error"]
-    only_v6_default = pf.gather_networks(lambda argv: {("ip", "-j", "-6", "route", "show"): (0, json.dumps(
+    assert "no JSON list" in pg.gather_networks(lambda argv: (0, "{}", ""))["error"]
+    only_v6_default = pg.gather_networks(lambda argv: {("ip", "-j", "-6", "route", "show"): (0, json.dumps(
         [{"dst": "default", "gateway": "fd00::1", "dev": "eth0"}]), "")}.get(tuple(argv), (0, "[]", "")))
     assert only_v6_default["default_route"] == "via fd00::1 dev eth0"
 
@@ -621,40 +627,40 @@ def test_etcd_disk_latency_warns_and_fails_at_its_limits():
     def judged(p99, **spec):
         cfg = pf.settings(etcd_disk=spec)
         facts = good_facts(etcd_disk={"p99_ms": p99, "p50_ms": 1.0, "writes": 456, "measured": "/var/lib"})
-        return by_check(pf.judge_host(facts, ["etcd"], cfg))["etcd_disk"][0]
+        return by_check(pj.judge_host(facts, ["etcd"], cfg))["etcd_disk"][0]
 
     assert judged(9.9)["status"] == "pass"
     assert judged(10.1)["status"] == "warn" and "etcd wants under 10 ms" in judged(10.1)["message"]
     assert judged(100.5)["status"] == "fail" and "put /var/lib/etcd on a faster disk" in judged(100.5)["message"]
     assert judged(30, fail_p99_ms=25)["status"] == "fail"
-    missing = by_check(pf.judge_host(good_facts(etcd_disk={"error": "/var/lib: Read-only file system"}), ["etcd"], CFG))
+    missing = by_check(pj.judge_host(good_facts(etcd_disk={"error": "/var/lib: Read-only file system"}), ["etcd"], CFG))
     assert missing["etcd_disk"][0]["status"] == "warn" and "Read-only file system" in missing["etcd_disk"][0]["message"]
 
 
 def test_measure_disk_writes_in_the_nearest_existing_parent_and_leaves_nothing(tmp_path):
     (tmp_path / "var" / "lib").mkdir(parents=True)
     spec = dict(pf.DEFAULT_ETCD_DISK, bytes=23000)
-    got = pf.measure_disk(spec, root=str(tmp_path))
+    got = hd.measure_disk(spec, root=str(tmp_path))
     assert got["writes"] == 10 and got["measured"] == "/var/lib" and 0 <= got["p50_ms"] <= got["p99_ms"]
     assert not (tmp_path / "var" / "lib" / "etcd").exists() and list((tmp_path / "var" / "lib").iterdir()) == []
     # a directory it cannot write to is reported, not raised
     (tmp_path / "var" / "lib").chmod(0o500)
     try:
         if os.getuid() != 0:
-            assert "error" in pf.measure_disk(spec, root=str(tmp_path))
+            assert "error" in hd.measure_disk(spec, root=str(tmp_path))
     finally:
         (tmp_path / "var" / "lib").chmod(0o700)
 
 
 def test_nearest_rank_percentiles():
     ordered = list(range(1, 201))
-    assert [pf.nearest_rank(ordered, p) for p in (50, 99, "99.900000", 100)] == [100, 198, 200, 200]
-    assert pf.nearest_rank([7], 99) == 7
+    assert [hd.nearest_rank(ordered, p) for p in (50, 99, "99.900000", 100)] == [100, 198, 200, 200]
+    assert hd.nearest_rank([7], 99) == 7
 
 
 def test_clock_offset_is_ntps_estimate_with_its_error_bound():
     # controller sends at 100.0, the host (5 s ahead) receives at 105.2, replies at 105.5, the answer is back at 100.6
-    got = pf.clock_offset(100.0, 105.2, 105.5, 100.6)
+    got = pc.clock_offset(100.0, 105.2, 105.5, 100.6)
     assert got == {"offset": 5.05, "error": 0.15}
     assert got["offset"] - got["error"] <= 5.0 <= got["offset"] + got["error"]
 
@@ -662,7 +668,7 @@ def test_clock_offset_is_ntps_estimate_with_its_error_bound():
 def test_a_clock_5_s_apart_fails_and_a_close_one_passes():
     def clock(offset, error):
         regs = registered(a=good_facts(clock={"offset": offset, "error": error}), b=good_facts(hostname="b", machine_id="b" * 32))
-        merged, _text, summary = pf.run_inventory(regs)
+        merged, _text, summary = pi.run_inventory(regs)
         return merged
 
     merged = clock(5.02, 0.1)
@@ -671,7 +677,7 @@ def test_a_clock_5_s_apart_fails_and_a_close_one_passes():
     assert "clock" not in by_check(merged["b"])  # no measurement, no result
     assert by_check(clock(-0.3, 0.05)["a"])["clock"][0]["status"] == "pass"
     assert by_check(clock(-1.9, 0.3)["a"])["clock"][0]["status"] == "warn"
-    _m, _t, summary = pf.run_inventory(registered(a=good_facts(clock={"offset": 1.5, "error": 0.1})), max_clock_offset=1.0)
+    _m, _t, summary = pi.run_inventory(registered(a=good_facts(clock={"offset": 1.5, "error": 0.1})), max_clock_offset=1.0)
     assert [c for _h, c, _msg in summary["failed"]] == ["clock"]
 
 
@@ -725,13 +731,13 @@ def test_platforms_are_what_the_catalog_and_the_bundle_carry():
 
 
 def test_a_rhel_family_host_is_refused_naming_both_and_cannot_be_ignored():
-    res = pf.judge_distribution(ROCKY, CFG["distributions"])
+    res = pj.judge_distribution(ROCKY, CFG["distributions"])
     assert res == {
         "check": "distribution", "status": "fail", "ignorable": False,
         "message": "host OS rocky 9.4 (Rocky Linux 9.4 (Blue Onyx), os-release ID=rocky VERSION_ID=9.4 ID_LIKE=rhel "
                    "centos fedora) is not supported: the bundle carries Debian packages (.deb, installed with apt) "
                    "for Debian 12 (bookworm) only; install onto a supported host OS (docs/platforms.md)"}
-    kept = pf.apply_ignore("w1", [res], ["distribution"])
+    kept = pi.apply_ignore("w1", [res], ["distribution"])
     assert kept[0]["status"] == "fail" and kept[0]["message"].endswith("[preflight_ignore cannot skip this one]")
     for os_id in ("rhel", "almalinux", "centos", "fedora", "opensuse-leap", "arch", ""):
         assert pf.platform_status({"id": os_id, "version_id": "9"}, CFG["distributions"]) == "foreign"
@@ -751,13 +757,13 @@ def test_platform_status(dist, expected):
 
 
 def test_another_release_of_the_family_fails_and_can_be_ignored():
-    res = pf.judge_distribution({"id": "debian", "version_id": "11", "pretty": "Debian GNU/Linux 11 (bullseye)"},
+    res = pj.judge_distribution({"id": "debian", "version_id": "11", "pretty": "Debian GNU/Linux 11 (bullseye)"},
                                 CFG["distributions"])
     assert res["status"] == "fail" and "ignorable" not in res
     assert res["message"].startswith("host OS debian 11 (Debian GNU/Linux 11 (bullseye), os-release ID=debian "
                                      "VERSION_ID=11) is not supported: ")
-    assert pf.apply_ignore("cp1", [res], ["cp1:distribution"])[0]["status"] == "ignored"
-    nothing = pf.judge_distribution({}, CFG["distributions"])
+    assert pi.apply_ignore("cp1", [res], ["cp1:distribution"])[0]["status"] == "ignored"
+    nothing = pj.judge_distribution({}, CFG["distributions"])
     assert nothing["message"].startswith("host OS unknown (no VERSION_ID) (os-release ID=(none) VERSION_ID=(none)) ")
 
 
@@ -778,9 +784,9 @@ def test_a_refused_host_is_not_written_to(tmp_path):
     spec = dict(pf.DEFAULT_ETCD_DISK, path="/var/lib/etcd", bytes=4600)
     root = fake_host(tmp_path, **{"etc/os-release": 'ID="rocky"\nID_LIKE="rhel centos fedora"\nVERSION_ID="9.4"\n'})
     before = sorted((p, os.stat(os.path.join(p)).st_mtime_ns) for p, _d, _f in os.walk(root))
-    facts = pf.gather(root=root, etcd_disk=spec, distributions=CFG["distributions"])
+    facts = pg.gather(root=root, etcd_disk=spec, distributions=CFG["distributions"])
     assert facts["etcd_disk"] is None
     assert facts["distribution"] == {"id": "rocky", "version_id": "9.4", "pretty": "", "id_like": "rhel centos fedora"}
     assert sorted((p, os.stat(os.path.join(p)).st_mtime_ns) for p, _d, _f in os.walk(root)) == before
-    ok = pf.gather(root=fake_host(tmp_path / "deb"), etcd_disk=spec, distributions=CFG["distributions"])
+    ok = pg.gather(root=fake_host(tmp_path / "deb"), etcd_disk=spec, distributions=CFG["distributions"])
     assert ok["etcd_disk"] is not None
