@@ -23,7 +23,9 @@ import tarfile
 import tempfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, yamlio
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import (
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.checksums import file_sha256
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.keys import load_private_key
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import (
     HAS_PYCDLIB,
     HAS_YAML,
     MANIFEST,
@@ -33,14 +35,10 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive 
     SUMS,
     YAML_IMPORT_ERROR,
     SolutionError,
-    file_sha256,
-    load_private_key,
     pycdlib,
     require,
 )
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.validate import (
-    validate_archive,
-)
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.validate import validate_archive
 
 # ---------------------------------------------------------------------------------------
 # Build

@@ -17,13 +17,9 @@ import tarfile
 import tempfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import (
-    ANN_CONTAINERD_NAME,
-    ANN_REF_NAME,
-    _safe_path,
-    file_sha256,
-    open_archive,
-)
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import open_archive
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.checksums import file_sha256
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import ANN_CONTAINERD_NAME, ANN_REF_NAME, safe_path
 
 # ---------------------------------------------------------------------------------------
 # Export images for containerd (after validation)
@@ -57,7 +53,7 @@ def export_images(archive_path, summary, prefix, dest, check_mode=False):
     try:
         files = {}
         for e in reader.entries:
-            path, problem = _safe_path(e.path)
+            path, problem = safe_path(e.path)
             if not problem and e.kind == "file":
                 files[path] = e
         for img in summary["images"]:

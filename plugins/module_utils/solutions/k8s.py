@@ -26,19 +26,17 @@ import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import (
-    API_VERSION,
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.images import image_ref, repository
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import (
     CLUSTER_SCOPED_REFUSED,
     HAS_YAML,
-    NAME_RE,
-    VERSION_RE,
     YAML_IMPORT_ERROR,
     SolutionError,
     require,
     yaml,
 )
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.images import image_ref, repository
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.validate import containers_of, parse_image_ref, pod_spec_of
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import API_VERSION, NAME_RE, VERSION_RE
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.operatordeploy import containers_of, parse_image_ref, pod_spec_of
 
 ENV_LABEL = "solutions.mooring.io/environment"
 ENV_DESCRIPTION = "solutions.mooring.io/environment-description"

@@ -20,11 +20,14 @@ import pycdlib
 import pytest
 import yaml
 
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions import archive as solution
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import build as solution_build
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import checksums as solution_checksums
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import images as solution_images
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import keys as solution_keys
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import layout as solution_layout
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import operatordeploy as solution_operatordeploy
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import validate as solution_validate
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import SolutionError
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import SolutionError
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli import main as cli
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "solutions"))
@@ -70,7 +73,7 @@ def write(path, data, mode="w"):
 
 
 def sign_with(src, key_path):
-    key = solution.load_private_key(key_path)
+    key = solution_keys.load_private_key(key_path)
     with open(os.path.join(src, "SHA256SUMS"), "rb") as f:
         write(os.path.join(src, "SHA256SUMS.sig"), solution_build.sign(key, f.read()), "wb")
 
@@ -176,7 +179,7 @@ def m_duplicate_image(src, k):
 
 def m_oversize_manifest(src, k):
     with open(os.path.join(src, "manifest.yaml"), "a") as f:
-        f.write("# " + "x" * (solution.MAX_MANIFEST_BYTES + 10) + "\n")
+        f.write("# " + "x" * (solution_layout.MAX_MANIFEST_BYTES + 10) + "\n")
 
 
 def m_missing_sums(src, k):
@@ -468,7 +471,7 @@ def test_build_and_validate_round_trip(fmt, src, keys, tmp_path):
     assert checked["signed"] and checked["signature_verified"]
     assert checked["format"] == ("iso" if fmt == "iso" else "tar")
     assert [(i["name"], i["tag"]) for i in checked["images"]] == [("example-operator", "1.0.0"), ("example-app", "1.0.0")]
-    assert checked["archive_sha256"] == built["archive_sha256"] == solution.file_sha256(out)
+    assert checked["archive_sha256"] == built["archive_sha256"] == solution_checksums.file_sha256(out)
     kinds = sorted(d["kind"] for d in checked["operator"]["manifests"])
     assert kinds == ["ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Deployment", "Role",
                      "RoleBinding", "ServiceAccount"]
@@ -575,12 +578,12 @@ def test_truncated_tar_is_refused(src, tmp_path):
 def test_build_refuses_invalid_source_and_keeps_old_archive(src, tmp_path):
     out = str(tmp_path / "example.iso")
     solution_build.build_archive(src, out)
-    before = solution.file_sha256(out)
+    before = solution_checksums.file_sha256(out)
     edit_manifest(src, lambda d: d["spec"].update(version="not-a-version"))
     with pytest.raises(SolutionError) as info:
         solution_build.build_archive(src, out)
     assert info.value.problems[0].startswith(out + ": manifest.yaml: spec.version:")
-    assert solution.file_sha256(out) == before
+    assert solution_checksums.file_sha256(out) == before
     assert sorted(os.listdir(tmp_path)) == ["example.iso", "src"]
 
 
@@ -652,7 +655,7 @@ def test_export_images_names_and_is_idempotent(src, tmp_path):
     ],
 )
 def test_parse_image_ref(ref, parsed):
-    assert solution_validate.parse_image_ref(ref) == parsed
+    assert solution_operatordeploy.parse_image_ref(ref) == parsed
 
 
 def test_cli_build_validate_keygen(src, tmp_path, capsys):

@@ -17,11 +17,14 @@ import zlib
 
 import pytest
 
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions import archive as solution
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import archive as solution_archive
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import build as solution_build
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import images as solution_images
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import keys as solution_keys
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import layout as solution_layout
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import manifest as solution_manifest
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import validate as solution_validate
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import SolutionError
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import SolutionError
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "solutions"))
 import example  # noqa: E402
@@ -121,7 +124,7 @@ def test_plain_tar_cut_inside_a_header_is_refused(src, tmp_path):
     solution_build.build_archive(src, out)
     with open(out, "rb") as f:
         data = f.read()
-    reader = solution.open_archive(out)
+    reader = solution_archive.open_archive(out)
     offsets = [e.raw.offset for e in reader.entries]
     reader.close()
     cut = tmp_path / "cut.tar"
@@ -166,17 +169,17 @@ def test_problems_are_capped(src, tmp_path):
             tar.addfile(ti, io.BytesIO(b""))
     with pytest.raises(SolutionError) as info:
         solution_validate.validate_archive(out)
-    assert len(info.value.problems) == solution.MAX_PROBLEMS_SHOWN + 1
+    assert len(info.value.problems) == solution_layout.MAX_PROBLEMS_SHOWN + 1
     assert info.value.problems[-1].endswith("more problems not shown")
 
 
 def test_names_that_become_paths(src, tmp_path):
     for name in ("example\n", "a/b", ".."):
-        assert any("metadata.name" in p for p in solution_validate.check_manifest_data(
+        assert any("metadata.name" in p for p in solution_manifest.check_manifest_data(
             dict(example.manifest("1.0.0"), metadata={"name": name})))
     data = example.manifest("1.0.0")
     data["spec"]["version"] = "1.0.0-" + "a" * 200
-    problems = solution_validate.check_manifest_data(data)
+    problems = solution_manifest.check_manifest_data(data)
     assert len(problems) == 1 and problems[0].startswith("solution name and version 'example-1.0.0-aaa")
     assert "is not a safe name" in problems[0] and len(problems[0]) < 200
 
@@ -201,8 +204,8 @@ def test_keygen_writes_both_keys(tmp_path):
     assert listing(tmp_path) == ["k.pem", "k.pub"]
     assert os.stat(str(tmp_path / "k.pem")).st_mode & 0o777 == 0o600
     assert os.stat(str(tmp_path / "k.pub")).st_mode & 0o777 == 0o644
-    key = solution.load_private_key(str(tmp_path / "k.pem"))
-    assert solution.load_public_key(str(tmp_path / "k.pub")) == solution.ed25519.public_raw(key)
+    key = solution_keys.load_private_key(str(tmp_path / "k.pem"))
+    assert solution_keys.load_public_key(str(tmp_path / "k.pub")) == solution_keys.ed25519.public_raw(key)
 
 
 @pytest.mark.parametrize("private, public", [

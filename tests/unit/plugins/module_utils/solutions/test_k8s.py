@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import k8s
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions import validate as solution_validate
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import SolutionError
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import operatordeploy as solution_operatordeploy
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import SolutionError
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "solutions"))
 import example  # noqa: E402
@@ -123,8 +123,8 @@ def test_two_environments_with_different_versions_never_collide(summaries):
     keys_b = {k8s.object_key(o) for o in b}
     assert len(keys_a) == len(a) and len(keys_b) == len(b)
     assert keys_a.isdisjoint(keys_b)
-    images_a = {c["image"] for o in a for c in solution_validate.containers_of(o)}
-    images_b = {c["image"] for o in b for c in solution_validate.containers_of(o)}
+    images_a = {c["image"] for o in a for c in solution_operatordeploy.containers_of(o)}
+    images_b = {c["image"] for o in b for c in solution_operatordeploy.containers_of(o)}
     assert images_a == {PREFIX + "/example-1.0.0/example-operator:1.0.0"}
     assert images_b == {PREFIX + "/example-2.0.0/example-operator:2.0.0"}
 

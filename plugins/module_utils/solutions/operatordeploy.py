@@ -1,0 +1,156 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PRIVATE to mooring.cluster: the operator's manifests in a solution archive (operator/deploy/*.yaml).
+
+:class:`OperatorChecks` is a part of the archive validation (:mod:`solutions.validate`): only
+operator/deploy/*.yaml, Kubernetes objects of allowed kinds, a Deployment, and every container
+image one of the archive's own (``NAME:TAG``, no registry). The helpers that find the containers
+of a workload are shared with :mod:`solutions.k8s`.
+"""
+
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from ansible_collections.mooring.cluster.plugins.module_utils.common import images as image_refs
+from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import CLUSTER_SCOPED_REFUSED, MAX_OPERATOR_FILE_BYTES, OPERATOR_DIR, shown
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import IMAGE_NAME_RE, TAG_RE
+
+
+def _dig(obj, *keys):
+    """``obj[k1][k2]...`` when every level is a mapping; else None."""
+    for key in keys:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def parse_image_ref(ref):
+    """(name, tag) of an operator manifest image reference ``NAME:TAG``; None if not that form."""
+    if not isinstance(ref, str) or "@" in ref or ":" not in ref:
+        return None
+    name, tag = image_refs.split_tag(ref)
+    if image_refs.is_registry_host(name.split("/", 1)[0]):
+        return None  # a registry host: the repository is decided at import, not in the archive
+    if not re.match(IMAGE_NAME_RE, name) or not re.match(TAG_RE, tag):
+        return None
+    return name, tag
+
+
+def pod_spec_of(obj):
+    """The pod spec of a workload object (a mapping), or None (also when a level is not a mapping)."""
+    kind = _dig(obj, "kind")
+    if kind == "Pod":
+        pod = _dig(obj, "spec")
+    elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"):
+        pod = _dig(obj, "spec", "template", "spec")
+    elif kind == "CronJob":
+        pod = _dig(obj, "spec", "jobTemplate", "spec", "template", "spec")
+    else:
+        return None
+    return pod if isinstance(pod, dict) else {}
+
+
+def containers_of(obj):
+    """The container mappings (init containers first) of a workload object; [] for any other object."""
+    pod = pod_spec_of(obj)
+    if not isinstance(pod, dict):
+        return []
+    out = []
+    for key in ("initContainers", "containers"):
+        listed = pod.get(key)
+        for c in listed if isinstance(listed, list) else []:
+            if isinstance(c, dict):
+                out.append(c)
+    return out
+
+
+
+class OperatorChecks:
+    """The operator's manifests: kinds allowed, images from the archive only.
+
+    A part of :class:`solutions.validate._Validation`: it uses the archive's members (``files``,
+    ``read``) and reports with ``bad`` and ``problems``."""
+
+    def operator(self, manifest):
+        """The operator's documents as ``(path, number, object)``; every problem reported."""
+        files = sorted(p for p in self.files if p.startswith("operator/"))
+        if not files:
+            self.bad(OPERATOR_DIR, "missing: the operator manifests (CRDs, RBAC, Deployment) go in operator/deploy/")
+            return []
+        docs = []
+        for path in files:
+            docs.extend(self.operator_file(path))
+        if not any(d.get("kind") == "Deployment" for _p, _n, d in docs):
+            self.bad(OPERATOR_DIR, "no Deployment found: the operator must be deployed by a Deployment")
+        if manifest is not None:
+            self.operator_images(manifest, docs)
+        return docs
+
+    def operator_file(self, path):
+        """The acceptable documents of one file under operator/ (none when the file is refused)."""
+        if posixpath.dirname(path) != OPERATOR_DIR or not path.endswith((".yaml", ".yml")):
+            self.bad(path, "unexpected file; only operator/deploy/*.yaml is allowed under operator/")
+            return []
+        raw = self.read(path, MAX_OPERATOR_FILE_BYTES)
+        if raw is None:
+            return []
+        try:  # Kubernetes YAML may use anchors: bounded by the expanded-size budget
+            loaded = yamlio.load(raw, path, multi=True, max_bytes=MAX_OPERATOR_FILE_BYTES, max_nodes=500000)
+        except yamlio.YamlInputError as exc:
+            self.problems.append(str(exc))
+            return []
+        docs = []
+        for n, doc in enumerate(loaded):
+            problem = _object_problem(doc)
+            if problem:
+                self.problems.append("%s: document %d: %s" % (shown(path), n + 1, problem))
+            else:
+                docs.append((path, n + 1, doc))
+        return docs
+
+    def operator_images(self, manifest, docs):
+        """Every container of ``docs`` runs an image listed in the manifest; one of them the operator's."""
+        listed = {(i["name"], i["tag"]) for i in manifest["spec"]["images"]}
+        op = manifest["spec"]["operator"]["image"]
+        used_operator = False
+        for path, n, doc in docs:
+            for c in containers_of(doc):
+                ref = c.get("image")
+                parsed = parse_image_ref(ref)
+                where = "%s: document %d (%s %s), container %s" % (
+                    shown(path), n, doc["kind"], doc["metadata"]["name"], excerpt(c.get("name")))
+                if parsed is None:
+                    self.problems.append(
+                        "%s: image %s must be written NAME:TAG with no registry "
+                        "(the repository is set when the archive is imported)" % (where, excerpt(ref)))
+                elif parsed not in listed:
+                    self.problems.append(
+                        "%s: image %s is not listed in manifest.yaml spec.images" % (where, shown(ref)))
+                elif parsed == (op["name"], op["tag"]):
+                    used_operator = True
+        if docs and not used_operator:
+            self.bad(OPERATOR_DIR, "no container runs the operator image %s:%s from spec.operator.image"
+                     % (op["name"], op["tag"]))
+
+
+def _object_problem(doc):
+    """Why one operator document is refused (None when it is an acceptable Kubernetes object)."""
+    if not isinstance(doc, dict):
+        return "must be a Kubernetes object (a mapping)"
+    missing = [k for k in ("apiVersion", "kind") if not isinstance(doc.get(k), str) or not doc.get(k)]
+    name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
+    if not isinstance(name, str) or not name:
+        missing.append("metadata.name")
+    if missing:
+        return "missing %s" % ", ".join(missing)
+    if len(doc["kind"]) > 253 or len(name) > 253:
+        return "kind or metadata.name longer than 253 characters"
+    if doc["kind"] in CLUSTER_SCOPED_REFUSED:
+        return "cluster-scoped %s objects are not allowed in operator manifests" % doc["kind"]
+    return None
