@@ -22,7 +22,7 @@ import stat
 import tarfile
 import tempfile
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, yamlio
+from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio, yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.checksums import file_sha256
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.keys import load_private_key
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import (
@@ -149,7 +149,7 @@ def _write_tar(out, src, files, extra, gz):
                     tar.addfile(ti, f)
 
 
-def _write_iso(out_path, src, files, extra, volume):
+def _write_iso(out, src, files, extra, volume):
     require(HAS_PYCDLIB, "pycdlib", PYCDLIB_IMPORT_ERROR)
     iso = pycdlib.PyCdlib()
     iso.new(interchange_level=3, rock_ridge="1.09", vol_ident=volume[:32].upper().replace("-", "_"))
@@ -181,7 +181,7 @@ def _write_iso(out_path, src, files, extra, volume):
                 handles.append(fp)
                 size = os.path.getsize(what)
             iso.add_fp(fp, size, path, rr_name=posixpath.basename(rel))
-        iso.write(out_path)
+        iso.write_fp(out)
     finally:
         iso.close()
         for h in handles:
@@ -215,37 +215,37 @@ def build_archive(src, out_path, key_path=None, fmt=None):
     except (yamlio.YamlInputError, KeyError, TypeError, IndexError):
         pass  # validation below reports the manifest's problems
     volume = re.sub(r"[^A-Za-z0-9_]", "_", str(volume))
-    fd, tmp = tempfile.mkstemp(prefix=".solution-", dir=out_dir)
-    try:
+    summary = {}
+
+    def validated(tmp):  # the complete temporary file, before it gets its name
+        summary.update(_validate_built(tmp, out_path, out_dir, key))
+
+    with fileio.atomic_output(out_path, 0o644, check=validated) as out:
         if fmt == "iso":
-            os.close(fd)
-            _write_iso(tmp, src, files, extra, volume)
+            _write_iso(out, src, files, extra, volume)
         else:
-            with os.fdopen(fd, "wb") as out:
-                _write_tar(out, src, files, extra, fmt == "tar.gz")
-        pub_tmp = None
-        if key is not None:
-            fd2, pub_tmp = tempfile.mkstemp(prefix=".solution-pub-", dir=out_dir)
-            with os.fdopen(fd2, "wb") as f:
-                f.write(ed25519.public_pem(key))
-        try:
-            summary = validate_archive(tmp, pubkey_path=pub_tmp)
-        except SolutionError as exc:
-            raise SolutionError(
-                "%s: not built, the result would be invalid" % out_path,
-                [p.replace(tmp, out_path, 1) for p in exc.problems],
-            ) from None
-        finally:
-            if pub_tmp:
-                os.unlink(pub_tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out_path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+            _write_tar(out, src, files, extra, fmt == "tar.gz")
     summary["archive_sha256"] = file_sha256(out_path)
     return summary
+
+
+def _validate_built(tmp, out_path, out_dir, key):
+    """The summary of the archive just written to ``tmp``; its problems named as ``out_path``'s."""
+    pub_tmp = None
+    if key is not None:
+        fd, pub_tmp = tempfile.mkstemp(prefix=".solution-pub-", dir=out_dir)
+        with os.fdopen(fd, "wb") as f:
+            f.write(ed25519.public_pem(key))
+    try:
+        return validate_archive(tmp, pubkey_path=pub_tmp)
+    except SolutionError as exc:
+        raise SolutionError(
+            "%s: not built, the result would be invalid" % out_path,
+            [p.replace(tmp, out_path, 1) for p in exc.problems],
+        ) from None
+    finally:
+        if pub_tmp:
+            os.unlink(pub_tmp)
 
 
 def _same_file(a, b):

@@ -14,7 +14,6 @@ import io
 import json
 import os
 import tarfile
-import tempfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import open_archive
@@ -85,11 +84,7 @@ def export_images(archive_path, summary, prefix, dest, check_mode=False):
             if not (os.path.isfile(target) and file_sha256(target) == digest):
                 changed = True
                 if not check_mode:
-                    fd, tmp = tempfile.mkstemp(prefix=".image-", dir=dest)
-                    with os.fdopen(fd, "wb") as f:
-                        f.write(blob)
-                    os.chmod(tmp, 0o644)
-                    os.replace(tmp, target)
+                    fileio.write_atomic(target, blob, 0o644)
             images.append({"ref": ref, "digest": img["digest"], "file": target, "sha256": digest,
                            "name": img["name"], "tag": img["tag"]})
     finally:

@@ -25,6 +25,7 @@ import copy
 import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.images import image_ref, repository
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import (
@@ -60,7 +61,7 @@ CLUSTER_SCOPED_RENAMED = ("ClusterRole", "ClusterRoleBinding")
 def version_key(version):
     """A sort key implementing SemVer 2.0 precedence (build metadata ignored)."""
     if not isinstance(version, str) or not re.match(VERSION_RE, version):
-        raise SolutionError("version %s is not a semantic version (X.Y.Z[-pre][+build])" % (yamlio.excerpt(version),))
+        raise SolutionError("version %s is not a semantic version (X.Y.Z[-pre][+build])" % (excerpt(version),))
     core, sep, pre = version.split("+", 1)[0].partition("-")
     nums = tuple(int(x) for x in core.split("."))
     if not sep:
@@ -75,7 +76,7 @@ def check_name(kind, value):
     if not isinstance(value, str) or not re.match(NAME_RE, value):
         raise SolutionError(
             "%s %s is not a valid name: lowercase letters, digits and '-', 1-40 characters, "
-            "starting and ending with a letter or digit" % (kind, yamlio.excerpt(value))
+            "starting and ending with a letter or digit" % (kind, excerpt(value))
         )
     return value
 
@@ -179,7 +180,7 @@ def update_config(config, action, name, version=None, archive=None):
         if new["active"].get(name) == version or version is None:
             new["active"].pop(name, None)
     else:
-        raise SolutionError("action %s: choose import, remove, activate or deactivate" % (yamlio.excerpt(action),))
+        raise SolutionError("action %s: choose import, remove, activate or deactivate" % (excerpt(action),))
     return new
 
 
@@ -223,7 +224,7 @@ def plan_environment(current, action, name, version=None, imported=()):
             if action == "downgrade" and newer:
                 raise SolutionError("%s %s -> %s is not a downgrade; use upgrade" % (name, have, version))
     else:
-        raise SolutionError("action %s: choose add, upgrade, downgrade or remove" % (yamlio.excerpt(action),))
+        raise SolutionError("action %s: choose add, upgrade, downgrade or remove" % (excerpt(action),))
     new[name] = version
     return new
 
@@ -277,6 +278,32 @@ def _cluster_name(namespace, name):
     return "solutions:%s:%s" % (namespace, name)
 
 
+def _run_from_the_registry(obj, pod, prefix, summary, config_name):
+    """Point every container of the workload ``obj`` (pod spec ``pod``) at the registry under
+    ``prefix``; the operator's container also gets the OperatorConfig mounted (``config_name``)."""
+    name, version = summary["name"], summary["version"]
+    op = summary["operator"]["image"]
+    op_ref = "%s:%s" % (op["name"], op["tag"])
+    for c in containers_of(obj):
+        parsed = parse_image_ref(c.get("image"))
+        if parsed is None:
+            raise SolutionError(
+                "%s %s: image %s is not NAME:TAG" % (obj["kind"], obj["metadata"]["name"], excerpt(c.get("image")))
+            )
+        is_operator = c["image"] == op_ref
+        c["image"] = image_ref(prefix, name, version, parsed[0], parsed[1])
+        c.setdefault("imagePullPolicy", "IfNotPresent")
+        if is_operator:
+            mounts = c.setdefault("volumeMounts", [])
+            mounts.append({"name": "mooring-operator-config", "mountPath": OPERATOR_CONFIG_MOUNT,
+                           "readOnly": True})
+            env_vars = c.setdefault("env", [])
+            env_vars.append({"name": "MOORING_OPERATOR_CONFIG",
+                             "value": "%s/%s" % (OPERATOR_CONFIG_MOUNT, OPERATOR_CONFIG_KEY)})
+            pod.setdefault("volumes", []).append(
+                {"name": "mooring-operator-config", "configMap": {"name": config_name}})
+
+
 def render_solution(env, summary, prefix, available, namespace=None):
     """Every namespaced/cluster-scoped object that runs ``summary``'s operator in ``env``.
 
@@ -288,8 +315,6 @@ def render_solution(env, summary, prefix, available, namespace=None):
     check_name("environment", env)
     namespace = check_name("namespace", namespace or env)
     name, version = summary["name"], summary["version"]
-    op = summary["operator"]["image"]
-    op_ref = "%s:%s" % (op["name"], op["tag"])
     labels = _labels(env, name, version)
     config_name = "%s-operator-config" % name
     cluster_roles = {d["metadata"]["name"] for d in summary["operator"]["manifests"] if d["kind"] == "ClusterRole"}
@@ -320,24 +345,7 @@ def render_solution(env, summary, prefix, available, namespace=None):
                     s["namespace"] = namespace
         pod = pod_spec_of(obj)
         if isinstance(pod, dict):
-            for c in containers_of(obj):
-                parsed = parse_image_ref(c.get("image"))
-                if parsed is None:
-                    raise SolutionError(
-                        "%s %s: image %s is not NAME:TAG" % (kind, doc["metadata"]["name"], yamlio.excerpt(c.get("image")))
-                    )
-                is_operator = c["image"] == op_ref
-                c["image"] = image_ref(prefix, name, version, parsed[0], parsed[1])
-                c.setdefault("imagePullPolicy", "IfNotPresent")
-                if is_operator:
-                    mounts = c.setdefault("volumeMounts", [])
-                    mounts.append({"name": "mooring-operator-config", "mountPath": OPERATOR_CONFIG_MOUNT,
-                                   "readOnly": True})
-                    env_vars = c.setdefault("env", [])
-                    env_vars.append({"name": "MOORING_OPERATOR_CONFIG",
-                                     "value": "%s/%s" % (OPERATOR_CONFIG_MOUNT, OPERATOR_CONFIG_KEY)})
-                    pod.setdefault("volumes", []).append(
-                        {"name": "mooring-operator-config", "configMap": {"name": config_name}})
+            _run_from_the_registry(obj, pod, prefix, summary, config_name)
             if kind != "Pod":
                 tmeta = obj["spec"]["template"].setdefault("metadata", {}) if "template" in obj["spec"] else None
                 if tmeta is not None:

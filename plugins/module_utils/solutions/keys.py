@@ -46,4 +46,3 @@ def load_private_key(path):
     except ed25519.KeyFileError as exc:
         raise SolutionError("%s: cannot load the Ed25519 private key (unencrypted PEM): %s"
                             % (path, excerpt(str(exc).splitlines()[0] if str(exc) else "", 200))) from None
-

@@ -173,5 +173,3 @@ def link_escapes(path, target, hard=False):
     base = "" if hard else posixpath.dirname(path)
     joined = posixpath.normpath(posixpath.join("/root", base, target))
     return not (joined == "/root" or joined.startswith("/root/"))
-
-

@@ -178,4 +178,3 @@ class ImageChecks:
                 else:
                     digests[(name, tag)] = index["manifests"][0]["digest"]
         return digests
-

@@ -70,7 +70,6 @@ def containers_of(obj):
     return out
 
 
-
 class OperatorChecks:
     """The operator's manifests: kinds allowed, images from the archive only.
 

@@ -150,7 +150,7 @@ class TarReader:
             total += size
             if m.offset_data + m.size > limit or total > limit:
                 raise TooLargeError(errno.EFBIG, "member %s declares %d bytes, past the budget of %d bytes for this archive"
-                                % (excerpt(m.name, 120), m.size, limit))
+                                    % (excerpt(m.name, 120), m.size, limit))
             self.entries.append(Entry(m.name, kind, size, m.linkname or None, m))
         self._check_end()
 
@@ -198,4 +198,3 @@ class TarReader:
             pass
         finally:
             self._fp.close()
-

@@ -213,7 +213,6 @@ class _ManifestChecks:
             self.bad(SIGNATURE, "the signature over %s does not verify with the given public key" % SUMS)
 
 
-
 class _Validation(_ArchiveFiles, _ManifestChecks, ImageChecks, OperatorChecks):
     """One archive's validation: the checks above over shared state (files, digests, problems)."""
 
