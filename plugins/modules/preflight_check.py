@@ -184,7 +184,7 @@ options:
         size bound), added to O(host_preflight).
     type: path
 notes:
-  - Decisions live in C(plugins/module_utils/cluster/preflight.py); see docs/preflight.md.
+  - Decisions live in C(plugins/module_utils/cluster/preflight*.py) (settings, gather, judge, inventory, report); see docs/preflight.md.
 """
 
 EXAMPLES = r"""

@@ -104,13 +104,13 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostcollect, support
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostio, support
 
 
 def run(argv):
     """A command with its output and time bounded; a program that cannot start gives rc 127."""
     try:
-        return hostcollect.run_bounded(argv, timeout=60.0, limit=8 * 1024 * 1024)
+        return hostio.run_bounded(argv, timeout=60.0, limit=8 * 1024 * 1024)
     except OSError as exc:
         return 127, "", "%s: %s" % (argv[0], exc.strerror or exc)
 

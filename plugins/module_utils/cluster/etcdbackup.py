@@ -14,7 +14,7 @@ import json
 import os
 import re
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.hostcollect import read_file
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.hostio import read_file
 from ansible_collections.mooring.cluster.plugins.module_utils.common import service
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
 

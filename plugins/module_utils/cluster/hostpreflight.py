@@ -166,8 +166,8 @@ def _outcomes_problem(outcomes):
 # ------------------------------------------------------------------------------------------ conditions
 
 
-class _Condition(Exception):
-    """A ``when`` that does not parse (the check fails, naming it)."""
+class ConditionError(MooringError):
+    """A ``when`` (or a quantity or duration) that does not parse: the check fails, naming it."""
 
 
 _SI = {"": 1, "k": 10 ** 3, "M": 10 ** 6, "G": 10 ** 9, "T": 10 ** 12, "P": 10 ** 15, "E": 10 ** 18,
@@ -180,10 +180,10 @@ def quantity(text):
     anything else does not parse."""
     m = _QUANTITY.match(str(text).strip())
     if not m:
-        raise _Condition("could not parse quantity %r" % (text,))
+        raise ConditionError("could not parse quantity %r" % (text,))
     value = float(m.group(1)) * _SI[m.group(2) or ""]
     if value != int(value):
-        raise _Condition("could not parse quantity %r (not a whole number of bytes)" % (text,))
+        raise ConditionError("could not parse quantity %r (not a whole number of bytes)" % (text,))
     return int(value)
 
 
@@ -197,7 +197,7 @@ _NO_NE = ("=", "==", "===", "<", ">", "<=", ">=")
 
 def _compare(op, actual, expected, allowed=tuple(_OPS)):
     if op not in allowed:
-        raise _Condition("unsupported operator %r" % op)
+        raise ConditionError("unsupported operator %r" % op)
     return _OPS[op](actual, expected)
 
 
@@ -205,13 +205,13 @@ def _int(text):
     try:
         return int(text, 10)
     except (TypeError, ValueError):
-        raise _Condition("%r is not an integer" % (text,)) from None
+        raise ConditionError("%r is not an integer" % (text,)) from None
 
 
 def _tokens(when, count):
     parts = when.split(" ")
     if len(parts) != count:
-        raise _Condition("expected %d space-separated parts, got %r" % (count, when))
+        raise ConditionError("expected %d space-separated parts, got %r" % (count, when))
     return parts
 
 
@@ -228,13 +228,13 @@ def _cpu(when, data):
     if len(parts) == 2:
         parts = ["count"] + parts
     if len(parts) != 3:
-        raise _Condition("unable to parse conditional %r" % when)
+        raise ConditionError("unable to parse conditional %r" % when)
     subject, op, value = parts
     flags = set(data.get("flags") or [])
     if op.lower() == "supports":
         names = [name for name, _f in _X86_LEVELS]
         if value not in names:
-            raise _Condition("unknown microarchitecture level %r" % value)
+            raise ConditionError("unknown microarchitecture level %r" % value)
         need = set().union(*(f for _n, f in _X86_LEVELS[:names.index(value) + 1]))
         return need <= flags
     if op.lower() == "hasflags":
@@ -245,7 +245,7 @@ def _cpu(when, data):
     counts = {"logical": data.get("logicalCount") or 0, "physical": data.get("physicalCount") or 0}
     counts["count"] = max(counts.values())
     if subject not in counts:
-        raise _Condition("unknown cpu subject %r" % subject)
+        raise ConditionError("unknown cpu subject %r" % subject)
     return _compare(op, counts[subject], _int(value))
 
 
@@ -266,24 +266,24 @@ def _disk_usage(when, data):
         try:
             expected = float(value[:-1]) / 100.0 if value.endswith("%") else float(value)
         except ValueError:
-            raise _Condition("%r is not a ratio or percentage" % value) from None
+            raise ConditionError("%r is not a ratio or percentage" % value) from None
         return _compare(op, ratio, expected, _NO_NE)
-    raise _Condition("unknown disk usage statistic %r" % stat)
+    raise ConditionError("unknown disk usage statistic %r" % stat)
 
 
 def _version(text):
     """Leading numeric x.y.z of a version, zero-padded to three parts (``22.04`` -> (22, 4, 0))."""
     m = re.match(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?", str(text or ""))
     if not m:
-        raise _Condition("%r is not a version" % (text,))
+        raise ConditionError("%r is not a version" % (text,))
     return tuple(int(p or 0) for p in m.groups())
 
 
 def _host_os(when, data):
     parts = when.split(" ")
     if not parts or len(parts) % 3:
-        raise _Condition("expected '<name> <op> <version>' optionally followed by '&& <op> <version>' or "
-                         "'|| <op> <version>': %r" % when)
+        raise ConditionError("expected '<name> <op> <version>' optionally followed by '&& <op> <version>' or "
+                             "'|| <op> <version>': %r" % when)
     subject = parts[0]
     if subject == "kernelVersion":
         actual = _version(data.get("kernelVersion"))
@@ -302,7 +302,7 @@ def _host_os(when, data):
             ors.append(ands)
             ands = []
         elif joiner != "&&":
-            raise _Condition("expected && or || in %r" % when)
+            raise ConditionError("expected && or || in %r" % when)
         ands.append((op, ver))
     ors.append(ands)
     return any(all(_compare(op, actual, _version(ver)) for op, ver in group) for group in ors)
@@ -312,7 +312,7 @@ def _host_services(when, data):
     service, op, state = _tokens(when, 3)
     unit = next((u for u in data or [] if u.get("Unit") == service or str(u.get("Unit", "")).startswith(service)), None)
     if op not in ("=", "==", "!=", "<>"):
-        raise _Condition("unsupported operator %r" % op)
+        raise ConditionError("unsupported operator %r" % op)
     if unit is None:
         return False
     wanted = state.split(",")
@@ -327,11 +327,11 @@ def _time(when, data):
     if keyword == "ntp":
         states = {"%s+%s" % (s, a) for s in ("synchronized", "unsynchronized") for a in ("active", "inactive")}
         if value not in states:
-            raise _Condition("unknown ntp state %r" % value)
+            raise ConditionError("unknown ntp state %r" % value)
         actual = "%s+%s" % ("synchronized" if data.get("ntp_synchronized") else "unsynchronized",
                             "active" if data.get("ntp_active") else "inactive")
         return _compare(op, actual, value, ("=", "==", "==="))
-    raise _Condition("unknown time keyword %r" % keyword)
+    raise ConditionError("unknown time keyword %r" % keyword)
 
 
 def _status(when, data):
@@ -344,23 +344,24 @@ def _http(when, data):
         return "error" in data
     _kw, op, value = _tokens(when, 3)
     if _kw != "statusCode":
-        raise _Condition("expected 'error' or 'statusCode <op> <code>': %r" % when)
+        raise ConditionError("expected 'error' or 'statusCode <op> <code>': %r" % when)
     response = data.get("response")
     return bool(response) and _compare(op, int(response.get("status") or 0), _int(value), ("=", "==", "==="))
 
 
 _DURATION = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)$")
 _NS = {"ns": 1, "us": 10 ** 3, "µs": 10 ** 3, "ms": 10 ** 6, "s": 10 ** 9, "m": 60 * 10 ** 9, "h": 3600 * 10 ** 9}
-_PERCENTILES = {"p1": "1.000000", "p5": "5.000000", "p10": "10.000000", "p20": "20.000000", "p30": "30.000000",
-                "p40": "40.000000", "p50": "50.000000", "p60": "60.000000", "p70": "70.000000", "p80": "80.000000",
-                "p90": "90.000000", "p95": "95.000000", "p99": "99.000000", "p995": "99.500000",
-                "p999": "99.900000", "p9995": "99.950000", "p9999": "99.990000"}
+PERCENTILES = {"p1": "1.000000", "p5": "5.000000", "p10": "10.000000", "p20": "20.000000", "p30": "30.000000",
+               "p40": "40.000000", "p50": "50.000000", "p60": "60.000000", "p70": "70.000000", "p80": "80.000000",
+               "p90": "90.000000", "p95": "95.000000", "p99": "99.000000", "p995": "99.500000",
+               "p999": "99.900000", "p9995": "99.950000", "p9999": "99.990000"}
 
 
-def _duration_ns(text):
+def duration_ns(text):
+    """Nanoseconds of a Go duration (``10ms``, ``1.5s``, ``2m``)."""
     m = _DURATION.match(text)
     if not m:
-        raise _Condition("%r is not a duration (e.g. 10ms)" % text)
+        raise ConditionError("%r is not a duration (e.g. 10ms)" % text)
     return float(m.group(1)) * _NS[m.group(2)]
 
 
@@ -369,10 +370,10 @@ def fsperf_latencies(data):
     job = next((j for j in (data or {}).get("jobs") or [] if j.get("jobname") == "fsperf"), None)
     lat = ((job or {}).get("sync") or {}).get("lat_ns") or {}
     if not lat:
-        raise _Condition("no fdatasync latencies of the fio job fsperf in the result")
+        raise ConditionError("no fdatasync latencies of the fio job fsperf in the result")
     out = {"min": lat.get("min"), "max": lat.get("max"), "average": lat.get("mean")}
     pct = lat.get("percentile") or {}
-    out.update({k: pct.get(v) for k, v in _PERCENTILES.items()})
+    out.update({k: pct.get(v) for k, v in PERCENTILES.items()})
     return out
 
 
@@ -382,8 +383,8 @@ def _fs_performance(when, data):
     keyword, op, value = _tokens(when, 3)
     latencies = fsperf_latencies(data)
     if keyword.lower() not in latencies or latencies[keyword.lower()] is None:
-        raise _Condition("unknown latency %r" % keyword)
-    return _compare(op, float(latencies[keyword.lower()]), _duration_ns(value), _NO_NE)
+        raise ConditionError("unknown latency %r" % keyword)
+    return _compare(op, float(latencies[keyword.lower()]), duration_ns(value), _NO_NE)
 
 
 def _kernel_modules(when, data):
@@ -394,16 +395,16 @@ def _kernel_modules(when, data):
         return all(ok)
     if op in ("!=", "<>"):
         return not all(ok)
-    raise _Condition("unsupported operator %r" % op)
+    raise ConditionError("unsupported operator %r" % op)
 
 
 def _sysctl(when, data):
     m = re.match(r"^([^\s]+)\s+([><=]=*)\s+(.+)$", when)
     if not m:
-        raise _Condition("expected '<parameter> <op> <value>': %r" % when)
+        raise ConditionError("expected '<parameter> <op> <value>': %r" % when)
     name, op, value = m.groups()
     if name not in data:
-        raise _Condition("sysctl parameter %s was not collected" % name)
+        raise ConditionError("sysctl parameter %s was not collected" % name)
     if op in ("=", "==", "==="):
         return str(data[name]).strip() == value.strip()
     return _compare(op, _int(str(data[name]).strip()), _int(value.strip()))
@@ -411,14 +412,14 @@ def _sysctl(when, data):
 
 def _subnet_contains(when, data):
     if when not in ("true", "false"):
-        raise _Condition("expected true or false: %r" % when)
+        raise ConditionError("expected true or false: %r" % when)
     return bool(data.get("contains")) == (when == "true")
 
 
 def _ipv4_interfaces(when, data):
     keyword, op, value = _tokens(when, 3)
     if keyword != "count":
-        raise _Condition("expected 'count <op> <n>': %r" % when)
+        raise ConditionError("expected 'count <op> <n>': %r" % when)
     return _compare(op, len(data or []), _int(value), _NO_NE)
 
 
@@ -529,17 +530,17 @@ def _json_equal(a, b):
 def _json_compare(title, spec, collected):
     key = "/".join(p.strip("/") for p in (spec.get("collectorName") or "", spec.get("fileName") or "") if p)
     if key not in collected:
-        raise _Condition("file %s was not collected" % key)
+        raise ConditionError("file %s was not collected" % key)
     content = collected[key]
     if isinstance(content, str):
         try:
             content = json.loads(content)
         except ValueError:
-            raise _Condition("%s is not JSON" % key) from None
+            raise ConditionError("%s is not JSON" % key) from None
     try:
         expected = json.loads(spec.get("value") if isinstance(spec.get("value"), str) else json.dumps(spec.get("value")))
     except ValueError:
-        raise _Condition("value is not a JSON literal") from None
+        raise ConditionError("value is not a JSON literal") from None
     equal = _json_equal(_at(content, spec.get("path") or ""), expected)
     for item in spec["outcomes"]:
         (outcome, body), = item.items()
@@ -564,9 +565,9 @@ def analyze(kind, spec, collected):
         if data is None:
             if kind == "filesystemPerformance" and (next(iter(outcomes[0].values())) or {}).get("when") == "fileNotCollected":
                 return _result(title, next(iter(outcomes[0])), next(iter(outcomes[0].values())) or {})
-            raise _Condition("the %s collector's result was not collected" % ANALYZERS[kind][0])
+            raise ConditionError("the %s collector's result was not collected" % ANALYZERS[kind][0])
         return _first(title, outcomes, lambda when: _CHECKS[kind](when, data))
-    except (_Condition, ipaddress.AddressValueError, TypeError, ValueError, KeyError, re.error) as exc:
+    except (ConditionError, ipaddress.AddressValueError, TypeError, ValueError, KeyError, re.error) as exc:
         return _result(title, "fail", {"message": "Analyzer Failed: %s" % exc})
 
 

@@ -19,7 +19,7 @@ import os
 import re
 import time
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcd, hostcollect, preflight, preflightgather, preflightjudge
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcd, hostio, preflight, preflightgather, preflightjudge
 from ansible_collections.mooring.cluster.plugins.module_utils.common.redact import merge_counts, redact
 
 MIB = 1024 * 1024
@@ -35,13 +35,13 @@ UNIT_PROPERTIES = "Id,LoadState,ActiveState,SubState,NRestarts,ExecMainStatus,Ac
 
 
 def read_text(path, limit=MAX_FILE):
-    """A regular file's text (hostcollect's bounded reader), None when it is absent; a file over ``limit`` bytes,
+    """A regular file's text (hostio's bounded reader), None when it is absent; a file over ``limit`` bytes,
     a directory or a special file is a one-line note in its place."""
     try:
-        return hostcollect.read_file(path, limit)
+        return hostio.read_file(path, limit)
     except FileNotFoundError:
         return None
-    except (hostcollect.CollectError, OSError) as exc:
+    except (hostio.CollectError, OSError) as exc:
         return "[not read: %s]\n" % exc
 
 

@@ -27,7 +27,8 @@ HOST_SIDE = {
     "common.errors", "common.digest", "common.ed25519", "common.fileio", "common.images", "common.ctr", "common.netguard",
     "common.service", "common.host_state", "common.tarsafe", "bundle.host", "bundle.install", "cluster.etcd", "cluster.kubeadm", "cluster.preflight",
     "cluster.preflightgather", "cluster.preflightjudge", "cluster.preflightinventory", "cluster.preflightreport",
-    "cluster.preflightclock", "cluster.hostdisk",
+    "cluster.preflightclock", "cluster.hostdisk", "cluster.hostio", "cluster.collectspec", "cluster.collectsystem",
+    "cluster.collectnetwork", "cluster.collectrun",
     "cluster.hostpreflight", "cluster.hostcollect", "cluster.support", "common.redact", "cluster.etcdbackup",
 }
 # Modules that run on the controller against a cloud API (they need openstacksdk there).

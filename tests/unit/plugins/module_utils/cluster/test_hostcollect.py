@@ -20,7 +20,10 @@ import threading
 import pytest
 import yaml
 
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import collectnetwork as cn
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import collectsystem as cs
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostcollect as hc
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostio as hio
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostpreflight as hp
 
 REL = "6.1.0-18-amd64"
@@ -198,7 +201,7 @@ def test_sysctl_reads_proc_sys_and_skips_what_is_not_a_file(root):
 
 
 def test_sysctl_is_bounded(root, monkeypatch):
-    monkeypatch.setattr(hc, "MAX_SYSCTL_FILES", 2)
+    monkeypatch.setattr(cs, "MAX_SYSCTL_FILES", 2)
     collected, errors = run_one("sysctl", {}, root)
     assert errors == ["sysctl: more than 2 files under /proc/sys; the rest were not read"]
     assert len(collected["host-collectors/system/sysctl.json"]) == 2
@@ -280,7 +283,7 @@ def test_dns_asks_the_system_resolver(root, monkeypatch):
             raise socket.gaierror(-2, "Name or service not known")
         return answers[name]
 
-    monkeypatch.setattr(hc.socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(cn.socket, "getaddrinfo", getaddrinfo)
     collected, errors = run_one("dns", {"collectorName": "registry", "hostnames": ["registry.local", "nope.invalid"]}, root)
     assert errors == []
     assert collected["host-collectors/dns/registry/result.json"] == {"query": {
@@ -333,8 +336,8 @@ def test_tcp_connect_connected_refused_and_bad_address(root):
 
 @pytest.fixture
 def loopback_lb(monkeypatch):
-    monkeypatch.setattr(hc, "LISTEN_ALL", "127.0.0.1")  # the tests never listen beyond loopback
-    monkeypatch.setattr(hc, "RETRY_SECONDS", 0.05)
+    monkeypatch.setattr(cn, "LISTEN_ALL", "127.0.0.1")  # the tests never listen beyond loopback
+    monkeypatch.setattr(cn, "RETRY_SECONDS", 0.05)
 
 
 def test_tcp_load_balancer_token_round_trip(root, loopback_lb):
@@ -394,7 +397,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if self.path == "/healthz":
             self._answer(200, b'{"ok": true}')
         elif self.path == "/big":
-            self._answer(200, b"x" * (hc.MAX_BODY + 100), "text/plain")
+            self._answer(200, b"x" * (cn.MAX_BODY + 100), "text/plain")
         else:
             self._answer(503, b"unavailable", "text/plain")
 
@@ -422,7 +425,7 @@ def test_http_responses_errors_and_the_body_cap(root, web):
     assert (down["status"], down["body"], "raw_json" in down) == (503, "unavailable", False)
     posted = result("http", {"post": {"url": web + "/x", "body": "hello", "headers": {"X-Token": "t1"}}}, root)
     assert posted["response"]["status"] == 201 and posted["response"]["raw_json"] == {"got": "hello", "token": "t1"}
-    assert len(result("http", {"get": {"url": web + "/big"}}, root)["response"]["body"]) == hc.MAX_BODY
+    assert len(result("http", {"get": {"url": web + "/big"}}, root)["response"]["body"]) == cn.MAX_BODY
     closed = result("http", {"get": {"url": "http://127.0.0.1:%d/" % free_port(), "timeout": "2s"}}, root)
     assert list(closed) == ["error"] and "refused" in closed["error"]["message"].lower()
     assert run_one("http", {"head": {"url": web}}, root)[1] == ["http result: no supported http request type (get, post or put)"]
@@ -487,12 +490,12 @@ def test_certificate_with_the_real_openssl(root):
 def test_filesystem_performance_writes_and_syncs_in_the_directory(root, monkeypatch):
     synced = []
     real = os.fdatasync
-    monkeypatch.setattr(hc.os, "fdatasync", lambda fd: (synced.append(fd), real(fd))[1])
+    monkeypatch.setattr(cs.os, "fdatasync", lambda fd: (synced.append(fd), real(fd))[1])
     spec = {"collectorName": "etcd", "directory": "/var/lib/etcd", "fileSize": "64Ki", "operationSizeBytes": 4096}
     fio = result("filesystemPerformance", spec, root)
     lat = fio["jobs"][0]["sync"]["lat_ns"]
     assert fio["jobs"][0]["jobname"] == "fsperf" and lat["N"] == len(synced) == 16   # 64 KiB in 4 KiB writes, each fdatasync-ed
-    assert set(lat["percentile"]) == set(hp._PERCENTILES.values())
+    assert set(lat["percentile"]) == set(hp.PERCENTILES.values())
     assert 0 < lat["min"] <= lat["percentile"]["50.000000"] <= lat["percentile"]["99.990000"] == lat["max"]
     directory = root / "var/lib/etcd"
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700 and list(directory.iterdir()) == []   # the file is gone
@@ -509,7 +512,7 @@ def test_filesystem_performance_stops_at_the_timeout(root):
 
 
 def test_fio_percentiles_are_nearest_rank():
-    lat = hc.fio_result(list(range(100, 0, -1)))["jobs"][0]["sync"]["lat_ns"]
+    lat = cs.fio_result(list(range(100, 0, -1)))["jobs"][0]["sync"]["lat_ns"]
     assert (lat["min"], lat["max"], lat["mean"], lat["N"]) == (1, 100, 50.5, 100)
     pct = lat["percentile"]
     assert (pct["1.000000"], pct["50.000000"], pct["99.000000"], pct["99.500000"], pct["99.990000"]) == (1, 50, 99, 100, 100)
@@ -542,12 +545,12 @@ def test_run_writes_stdout_and_its_info(root, monkeypatch):
 
 
 def test_run_bounded_caps_output_and_kills_at_the_timeout():
-    rc, out, err = hc.run_bounded(["sh", "-c", "head -c 3000000 /dev/zero; echo done >&2"], limit=1000)
+    rc, out, err = hio.run_bounded(["sh", "-c", "head -c 3000000 /dev/zero; echo done >&2"], limit=1000)
     assert (rc, len(out), err) == (0, 1000, "done\n")
-    rc, out, err = hc.run_bounded(["sh", "-c", "echo started; exec sleep 30"], timeout=0.3)
+    rc, out, err = hio.run_bounded(["sh", "-c", "echo started; exec sleep 30"], timeout=0.3)
     assert (rc, out, err) == (-1, "started\n", "command timed out after 0.3s")
     with pytest.raises(FileNotFoundError):
-        hc.run_bounded(["/nonexistent/program"])
+        hio.run_bounded(["/nonexistent/program"])
 
 
 # ------------------------------------------------------------------------------------------ end to end
