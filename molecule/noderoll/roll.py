@@ -150,6 +150,8 @@ def main():
     unchanged(run, "skew")
     expect({h: state(h) for h in HOSTS} == s0, "skew: a host changed")
     expect(mock_log() == [], "skew: the mock kubectl was called")
+    deprecated = "the variable bundle_lock is now mooring_lock"
+    expect(deprecated in run.text, "skew: the old input name was taken without its deprecation warning: %s" % run.why())
     report("skew", run, t, message=want)
 
     # failure on the second host
