@@ -22,6 +22,7 @@ import json
 import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import Shape, field
 
 API_VERSION = "troubleshoot.sh/v1beta2"
 KIND = "HostPreflight"
@@ -101,6 +102,42 @@ def result_path(kind, spec):
     return pattern.format(name=str(name).replace(" ", "_")) if default else pattern
 
 
+class HostPreflightShape(Shape):
+    """The shape of one HostPreflight document (``where`` names it: ``SOURCE: document N``): its apiVersion and
+    kind, ``spec.collectors`` and ``spec.analyzers`` (lists of single-key mappings ``{type: body}``) and each
+    analyzer's outcomes. Each check raises :class:`HostPreflightError`; :func:`load` gathers them."""
+
+    error = HostPreflightError
+
+    def document(self, doc):
+        """The document's ``spec`` (a mapping), once it is a HostPreflight of :data:`API_VERSION`."""
+        self.mapping(doc, "")
+        if doc.get("apiVersion") != API_VERSION:
+            self.expected("apiVersion", API_VERSION, doc.get("apiVersion"), show_value=True)
+        if doc.get("kind") != KIND:
+            self.expected("kind", KIND, doc.get("kind"), show_value=True)
+        return self.mapping(doc.get("spec"), "spec")
+
+    def entry(self, item, path, what):
+        """``(type, body)`` of a collector or analyzer item: a mapping with exactly one key, whose body is a
+        mapping (or empty)."""
+        if not isinstance(item, dict) or len(item) != 1:
+            self.expected(path, "a mapping with exactly one key (the %s type)" % what, item, show_value=True)
+        (kind, body), = item.items()
+        body = {} if body is None else body
+        return kind, self.mapping(body, field(path, kind))
+
+    def outcomes(self, outcomes, path):
+        """An analyzer's outcomes: a non-empty list of ``{fail|warn|pass: {when, message, uri}}``."""
+        if not isinstance(outcomes, list) or not outcomes:
+            self.expected(path, "a non-empty list of fail/warn/pass outcomes", outcomes, show_value=True)
+        for i, o in enumerate(outcomes):
+            if not isinstance(o, dict) or len(o) != 1 or next(iter(o)) not in OUTCOMES \
+                    or not isinstance(next(iter(o.values())) or {}, dict):
+                self.expected(field(path, i), "one of fail, warn, pass with when/message/uri", o, show_value=True)
+        return outcomes
+
+
 def load(documents, source="preflight_spec"):
     """``{collectors, analyzers, warnings}`` of HostPreflight ``documents`` (parsed YAML: one document or a
     list). ``collectors`` / ``analyzers``: ``[(type, spec)]`` of the types mooring runs, in order, excluded
@@ -108,59 +145,44 @@ def load(documents, source="preflight_spec"):
     or an item that is not one single-key mapping, is an error: :class:`HostPreflightError` listing every
     problem (raised before any host is touched)."""
     docs = documents if isinstance(documents, list) else [documents]
-    collectors, analyzers, problems, unknown = [], [], [], []
+    found = {"collectors": [], "analyzers": [], "problems": [], "unknown": []}
     for n, doc in enumerate(docs, 1):
-        where = "%s: document %d" % (source, n)
-        if not isinstance(doc, dict):
-            problems.append("%s: not a mapping" % where)
+        shape = HostPreflightShape("%s: document %d" % (source, n))
+        try:
+            spec = shape.document(doc)
+        except HostPreflightError as exc:
+            found["problems"].extend(exc.problems)
             continue
-        if doc.get("apiVersion") != API_VERSION or doc.get("kind") != KIND:
-            problems.append("%s: apiVersion %r kind %r; expected apiVersion %s, kind %s"
-                            % (where, doc.get("apiVersion"), doc.get("kind"), API_VERSION, KIND))
-            continue
-        spec = doc.get("spec")
-        if not isinstance(spec, dict):
-            problems.append("%s: spec must be a mapping" % where)
-            continue
-        for field, known, out in (("collectors", COLLECTORS, collectors), ("analyzers", ANALYZERS, analyzers)):
-            items = spec.get(field) or []
-            if not isinstance(items, list):
-                problems.append("%s: spec.%s must be a list" % (where, field))
+        for name, known in (("collectors", COLLECTORS), ("analyzers", ANALYZERS)):
+            _load_items(shape, spec, name, known, found)
+    if found["problems"]:
+        raise HostPreflightError("host preflight documents cannot be run", found["problems"])
+    warnings = ["%s: %s is not supported by mooring.cluster; not run" % (source, u) for u in dict.fromkeys(found["unknown"])]
+    return {"collectors": found["collectors"], "analyzers": found["analyzers"], "warnings": warnings}
+
+
+def _load_items(shape, spec, name, known, found):
+    """The items of ``spec.<name>`` into ``found[name]`` (those of a type mooring runs and not excluded),
+    the other types into ``found["unknown"]``, each item's shape problem into ``found["problems"]``."""
+    try:
+        items = shape.listing(spec.get(name) or [], "spec.%s" % name)
+    except HostPreflightError as exc:
+        found["problems"].extend(exc.problems)
+        return
+    for i, item in enumerate(items):
+        at = "spec.%s[%d]" % (name, i)
+        try:
+            kind, body = shape.entry(item, at, name[:-1])
+            if kind not in known:
+                found["unknown"].append("%s %s" % (name[:-1], kind))
                 continue
-            for i, item in enumerate(items):
-                at = "%s: spec.%s[%d]" % (where, field, i)
-                if not isinstance(item, dict) or len(item) != 1:
-                    problems.append("%s: must be a mapping with exactly one key (the %s type)" % (at, field[:-1]))
-                    continue
-                (kind, body), = item.items()
-                body = {} if body is None else body
-                if not isinstance(body, dict):
-                    problems.append("%s.%s: must be a mapping" % (at, kind))
-                    continue
-                if kind not in known:
-                    unknown.append("%s %s" % (field[:-1], kind))
-                    continue
-                if field == "analyzers":
-                    outcome_problem = _outcomes_problem(body.get("outcomes"))
-                    if outcome_problem:
-                        problems.append("%s.%s.outcomes: %s" % (at, kind, outcome_problem))
-                        continue
-                if not _go_bool(body.get("exclude")):
-                    out.append((kind, body))
-    if problems:
-        raise HostPreflightError("host preflight documents cannot be run", problems)
-    warnings = ["%s: %s is not supported by mooring.cluster; not run" % (source, u) for u in dict.fromkeys(unknown)]
-    return {"collectors": collectors, "analyzers": analyzers, "warnings": warnings}
-
-
-def _outcomes_problem(outcomes):
-    if not isinstance(outcomes, list) or not outcomes:
-        return "a non-empty list of fail/warn/pass outcomes"
-    for i, o in enumerate(outcomes):
-        if not isinstance(o, dict) or len(o) != 1 or next(iter(o)) not in OUTCOMES \
-                or not isinstance(next(iter(o.values())) or {}, dict):
-            return "item %d must be one of fail, warn, pass with when/message/uri" % i
-    return None
+            if name == "analyzers":
+                shape.outcomes(body.get("outcomes"), "%s.%s.outcomes" % (at, kind))
+        except HostPreflightError as exc:
+            found["problems"].extend(exc.problems)
+            continue
+        if not _go_bool(body.get("exclude")):
+            found[name].append((kind, body))
 
 
 # ------------------------------------------------------------------------------------------ conditions

@@ -86,14 +86,12 @@ def test_spec_scope_reads_a_file_and_names_what_mooring_does_not_run(tmp_path):
     bad = dict(HOST_PREFLIGHT, kind="Preflight")
     out = run_module(tmp_path, {"scope": "spec", "host_preflight": [HOST_PREFLIGHT, bad]})
     assert out["failed"] is True and out["problems"] == [
-        "host_preflight: document 2: apiVersion 'troubleshoot.sh/v1beta2' kind 'Preflight'; expected apiVersion "
-        "troubleshoot.sh/v1beta2, kind HostPreflight"]
+        "host_preflight: document 2: kind: must be HostPreflight, not 'Preflight'"]
     # Documents given inline (the spec's) and in a file: each source is named, and numbered on its own.
     spec.write_text(yaml.safe_dump_all([bad]))
     out = run_module(tmp_path, {"scope": "spec", "host_preflight": [HOST_PREFLIGHT], "host_preflight_file": str(spec)})
     assert out["failed"] is True and out["problems"] == [
-        "%s: document 1: apiVersion 'troubleshoot.sh/v1beta2' kind 'Preflight'; expected apiVersion "
-        "troubleshoot.sh/v1beta2, kind HostPreflight" % spec]
+        "%s: document 1: kind: must be HostPreflight, not 'Preflight'" % spec]
     spec.write_text(yaml.safe_dump_all([dict(HOST_PREFLIGHT, spec={"collectors": [{"sysctl": {}}]})]))
     out = run_module(tmp_path, {"scope": "spec", "host_preflight": [HOST_PREFLIGHT], "host_preflight_file": str(spec)})
     assert out["unsupported"] == ["host_preflight: collector blockDevices is not supported by mooring.cluster; not run"]

@@ -78,20 +78,32 @@ def test_each_check_gets_troubleshoots_outcome():
 
 
 @pytest.mark.parametrize("doc, problem", [
-    ({"apiVersion": "troubleshoot.sh/v1beta1", "kind": "HostPreflight", "spec": {}}, "expected apiVersion troubleshoot.sh/v1beta2"),
+    ({"apiVersion": "troubleshoot.sh/v1beta1", "kind": "HostPreflight", "spec": {}}, "apiVersion: must be troubleshoot.sh/v1beta2, not 'troubleshoot.sh/v1beta1'"),
     ({"apiVersion": hp.API_VERSION, "kind": hp.KIND, "spec": {"collectors": [{"cpu": {}, "memory": {}}]}},
-     "spec.collectors[0]: must be a mapping with exactly one key"),
+     "spec.collectors[0]: must be a mapping with exactly one key (the collector type), not {"),
     ({"apiVersion": hp.API_VERSION, "kind": hp.KIND, "spec": {"analyzers": [{"cpu": {"outcomes": []}}]}},
-     "spec.analyzers[0].cpu.outcomes: a non-empty list"),
+     "spec.analyzers[0].cpu.outcomes: must be a non-empty list of fail/warn/pass outcomes, not []"),
     ({"apiVersion": hp.API_VERSION, "kind": hp.KIND, "spec": {"analyzers": [{"cpu": {"outcomes": [{"maybe": {}}]}}]}},
-     "item 0 must be one of fail, warn, pass"),
-    ("text", "document 2: not a mapping"),
+     "spec.analyzers[0].cpu.outcomes[0]: must be one of fail, warn, pass with when/message/uri, not {'maybe': {}}"),
+    ("text", "document 2: must be a mapping, not a string"),
 ])
 def test_a_malformed_document_is_one_clear_error(doc, problem):
     with pytest.raises(hp.HostPreflightError) as err:
         hp.load([DOC, doc])
     assert len(err.value.problems) == 1 and problem in err.value.problems[0]
     assert err.value.problems[0].startswith("preflight_spec: document 2")
+
+
+def test_every_malformed_item_is_listed_in_one_style():
+    doc = {"apiVersion": hp.API_VERSION, "kind": hp.KIND,
+           "spec": {"collectors": [{"cpu": 3}, {"memory": {}}], "analyzers": "cpu"}}
+    with pytest.raises(hp.HostPreflightError) as err:
+        hp.load([doc, {"apiVersion": hp.API_VERSION, "kind": hp.KIND, "spec": []}])
+    assert err.value.problems == [
+        "preflight_spec: document 1: spec.collectors[0].cpu: must be a mapping, not a number",
+        "preflight_spec: document 1: spec.analyzers: must be a list, not a string",
+        "preflight_spec: document 2: spec: must be a mapping, not a list",
+    ]
 
 
 @pytest.mark.parametrize("text, value", [("4G", 4 * 10 ** 9), ("4Gi", 4 * 2 ** 30), ("1e9", 10 ** 9), ("512", 512),
