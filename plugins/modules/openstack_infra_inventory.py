@@ -67,6 +67,7 @@ import traceback
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.mooring.cluster.plugins.module_utils.infra import openstack as infra
+from ansible_collections.mooring.cluster.plugins.module_utils.infra import openstackcloud
 from ansible_collections.mooring.cluster.plugins.module_utils.infra.openstack_module import (
     MooringOpenStackModule,
 )
@@ -99,7 +100,7 @@ class OpenStackInfraInventoryModule(MooringOpenStackModule):
             lb = self.conn.load_balancer.find_load_balancer(plan["load_balancer"]["name"],
                                                             ignore_missing=True)
             vip = lb.vip_address if lb is not None else None
-        servers = infra.SdkCloud(self.conn).server_addresses(plan)
+        servers = openstackcloud.SdkCloud(self.conn).server_addresses(plan)
         inventory = infra.build_inventory(plan, servers, endpoint=vip)
         text = HEADER + yaml.safe_dump(inventory, default_flow_style=False, sort_keys=True)
         before = None

@@ -132,6 +132,7 @@ changes:
 """
 
 from ansible_collections.mooring.cluster.plugins.module_utils.infra import openstack as infra
+from ansible_collections.mooring.cluster.plugins.module_utils.infra import openstackcloud, openstackspec
 from ansible_collections.mooring.cluster.plugins.module_utils.infra.openstack_module import (
     MooringOpenStackModule,
 )
@@ -163,16 +164,16 @@ class OpenStackInfraPlanModule(MooringOpenStackModule):
         present = self.params["state"] == "present"
         spec = {k: self.params[k] for k in SPEC_KEYS}
         if present:
-            spec = infra.normalize(spec)
+            spec = openstackspec.normalize(spec)
         else:  # tearing down needs the names only, not the image file any more
-            spec = infra.normalize(spec, file_exists=lambda path: True)
+            spec = openstackspec.normalize(spec, file_exists=lambda path: True)
         plan = infra.build_plan(spec)
-        cloud = infra.SdkCloud(self.conn)
+        cloud = openstackcloud.SdkCloud(self.conn)
         existing = cloud.existing(plan)
         if present:
-            infra.check_cloud(plan, cloud, {n for kind, n in existing if kind == "server"})
+            openstackcloud.check_cloud(plan, cloud, {n for kind, n in existing if kind == "server"})
             if plan["image"]["file"] and ("image", plan["image"]["name"]) not in existing:
-                infra.verify_file_checksum(plan["image"]["file"], plan["image"]["checksum"])
+                openstackcloud.verify_file_checksum(plan["image"]["file"], plan["image"]["checksum"])
         changes = infra.resource_changes(plan, existing, self.params["state"])
         self.ansible.exit_json(changed=False, plan=plan, changes=changes)
 

@@ -23,6 +23,7 @@ import tarfile
 import tempfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio, yamlio
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.checksums import file_sha256
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.keys import load_private_key
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import (
@@ -56,13 +57,13 @@ def _source_files(src):
                 dirnames.remove(d)
         for d in list(dirnames):
             if not _utf8(d) or not d.isprintable():
-                problems.append("%s: the directory name %s is not printable UTF-8" % (dirpath, yamlio.excerpt(d)))
+                problems.append("%s: the directory name %s is not printable UTF-8" % (dirpath, excerpt(d)))
                 dirnames.remove(d)
         for f in sorted(filenames):
             full = os.path.join(dirpath, f)
             rel = os.path.relpath(full, src).replace(os.sep, "/")
             if not _utf8(f) or not f.isprintable():
-                problems.append("%s: the file name %s is not printable UTF-8" % (dirpath, yamlio.excerpt(f)))
+                problems.append("%s: the file name %s is not printable UTF-8" % (dirpath, excerpt(f)))
                 continue
             st = os.lstat(full)
             if not stat.S_ISREG(st.st_mode):

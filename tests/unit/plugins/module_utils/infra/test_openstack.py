@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.infra import openstack as infra
+from ansible_collections.mooring.cluster.plugins.module_utils.infra import openstackcloud, openstackspec, openstackuserdata
 
 PUB = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDummyKeyForTestsOnly test"
 
@@ -90,7 +91,7 @@ class FakeCloud:
 
 # ------------------------------------------------------------------ the data model
 def test_normalize_fills_defaults():
-    s = infra.normalize(spec(cni={}, network={}))
+    s = openstackspec.normalize(spec(cni={}, network={}))
     assert s["cni"] == {"name": "calico", "mode": "vxlan"}
     assert s["network"]["cidr"] == "10.42.0.0/24"
     assert s["nodes"]["etcd"]["count"] == 0
@@ -118,15 +119,15 @@ def test_normalize_fills_defaults():
     ({"network": {"cidr": "10.42.0.0/28"}}, "too few for 2 workers"),
 ])
 def test_normalize_rejects_bad_input_naming_the_field(over, needle):
-    with pytest.raises(infra.OpenStackInfraError) as exc:
-        infra.normalize(spec(**over))
+    with pytest.raises(openstackspec.OpenStackInfraError) as exc:
+        openstackspec.normalize(spec(**over))
     assert needle in problems_of(exc)
     assert isinstance(exc.value, MooringError)
 
 
 def test_normalize_lists_every_problem_at_once():
-    with pytest.raises(infra.OpenStackInfraError) as exc:
-        infra.normalize(spec(name="X", external_network=None))
+    with pytest.raises(openstackspec.OpenStackInfraError) as exc:
+        openstackspec.normalize(spec(name="X", external_network=None))
     assert len(exc.value.problems) == 2
 
 
@@ -138,7 +139,7 @@ def test_normalize_lists_every_problem_at_once():
     ({"name": "cilium", "mode": "vxlan"}, {("udp", 8472)}),
 ])
 def test_cni_overlay_ports_follow_the_cni(cni, expected):
-    plan = infra.build_plan(infra.normalize(spec(cni=cni)))
+    plan = infra.build_plan(openstackspec.normalize(spec(cni=cni)))
     node = rules_of(plan, "demo-node")
     overlay = {(p, lo) for p, lo, hi, cidr, grp in node
                if grp == "demo-node" and (p, lo) not in {("tcp", 10250), ("icmp", None)}}
@@ -146,7 +147,7 @@ def test_cni_overlay_ports_follow_the_cni(cni, expected):
 
 
 def test_stacked_etcd_only_between_control_planes():
-    plan = infra.build_plan(infra.normalize(spec()))
+    plan = infra.build_plan(openstackspec.normalize(spec()))
     cp = rules_of(plan, "demo-control-plane")
     assert ("tcp", 2379, 2380, None, "demo-control-plane") in cp
     assert ("tcp", 6443, 6443, "203.0.113.0/24", None) in cp
@@ -159,7 +160,7 @@ def test_external_etcd_gets_its_own_group_and_server_group():
     s = spec(nodes={"control_plane": {"count": 1, "flavor": "m1.medium"},
                     "etcd": {"count": 3, "flavor": "m1.small"},
                     "workers": {"count": 0}})
-    plan = infra.build_plan(infra.normalize(s))
+    plan = infra.build_plan(openstackspec.normalize(s))
     etcd = rules_of(plan, "demo-etcd")
     assert etcd == {("tcp", 2379, 2379, None, "demo-control-plane"),
                     ("tcp", 2379, 2380, None, "demo-etcd")}
@@ -168,21 +169,21 @@ def test_external_etcd_gets_its_own_group_and_server_group():
 
 
 def test_every_group_keeps_its_egress_rules():
-    plan = infra.build_plan(infra.normalize(spec()))
+    plan = infra.build_plan(openstackspec.normalize(spec()))
     for g in plan["security_groups"]:
         egress = [r for r in g["rules"] if r["direction"] == "egress"]
         assert {r["ether_type"] for r in egress} == {"IPv4", "IPv6"}
 
 
 def test_workers_open_nodeports_not_the_api():
-    plan = infra.build_plan(infra.normalize(spec()))
+    plan = infra.build_plan(openstackspec.normalize(spec()))
     w = rules_of(plan, "demo-worker")
     assert w == {("tcp", 30000, 32767, "0.0.0.0/0", None), ("udp", 30000, 32767, "0.0.0.0/0", None)}
 
 
 # ------------------------------------------------------------------ servers
 def test_servers_fixed_ips_groups_and_names():
-    plan = infra.build_plan(infra.normalize(spec()))
+    plan = infra.build_plan(openstackspec.normalize(spec()))
     got = [(s["name"], s["fixed_ip"], s["server_group"], tuple(s["security_groups"]))
            for s in plan["servers"]]
     assert got == [
@@ -196,7 +197,7 @@ def test_servers_fixed_ips_groups_and_names():
 
 
 def test_load_balancer_members_are_the_control_plane():
-    plan = infra.build_plan(infra.normalize(spec(load_balancer={"enabled": True})))
+    plan = infra.build_plan(openstackspec.normalize(spec(load_balancer={"enabled": True})))
     lb = plan["load_balancer"]
     assert [m["address"] for m in lb["members"]] == ["10.42.0.10", "10.42.0.11", "10.42.0.12"]
     assert ("tcp", 6443, 6443, "10.42.0.0/24", None) in rules_of(plan, "demo-control-plane")
@@ -223,23 +224,23 @@ _OPENSSH_PRIVATE_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAA
     ({"sysctls": {"vm.swappiness": "1\n"}}, "user_data.sysctls.vm.swappiness: '1\\n' is not a number"),
 ])
 def test_user_data_is_an_allow_list(user_data, needle):
-    with pytest.raises(infra.OpenStackInfraError) as exc:
-        infra.normalize(spec(user_data=user_data))
+    with pytest.raises(openstackspec.OpenStackInfraError) as exc:
+        openstackspec.normalize(spec(user_data=user_data))
     assert needle in problems_of(exc)
 
 
 def test_user_data_allows_what_hosts_need_and_a_deny_list_refused():
     user = {"name": "ops", "groups": ["sudo", "adm"], "shell": "/bin/bash", "lock_passwd": True,
             "sudo": "ALL=(ALL) NOPASSWD:ALL", "ssh_authorized_keys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG ops@laptop"]}
-    got = infra.normalize(spec(user_data={"users": [user], "packages": ["chrony", "nfs-common=1:2.6.2-4"],
+    got = openstackspec.normalize(spec(user_data={"users": [user], "packages": ["chrony", "nfs-common=1:2.6.2-4"],
                                           "sysctls": {"net.ipv4.ip_local_port_range": "1024 65535",
                                                       "vm.max_map_count": 262144}}))
-    text = infra.render_user_data(got["user_data"])
+    text = openstackuserdata.render_user_data(got["user_data"])
     assert "NOPASSWD:ALL" in text and "lock_passwd" in text and "1024 65535" in text
 
 
 def test_user_data_is_cloud_config_with_only_host_config():
-    text = infra.build_plan(infra.normalize(spec()))["user_data"]
+    text = infra.build_plan(openstackspec.normalize(spec()))["user_data"]
     assert text.startswith("#cloud-config\n")
     assert '"chrony"' in text and "net.ipv4.ip_forward = 1" in text
     assert "ssh_authorized_keys" not in text
@@ -247,25 +248,25 @@ def test_user_data_is_cloud_config_with_only_host_config():
 
 # ------------------------------------------------------------------ against a cloud
 def plan_for(**over):
-    return infra.build_plan(infra.normalize(spec(**over)))
+    return infra.build_plan(openstackspec.normalize(spec(**over)))
 
 
 def test_check_cloud_accepts_a_good_request():
-    infra.check_cloud(plan_for(), FakeCloud(images={"debian-12"}))
+    openstackcloud.check_cloud(plan_for(), FakeCloud(images={"debian-12"}))
 
 
 def test_unknown_flavor_is_named_with_the_available_ones():
     plan = plan_for(nodes={"control_plane": {"count": 1, "flavor": "m1.medium"},
                            "workers": {"count": 1, "flavor": "m1.nope"}})
-    with pytest.raises(infra.OpenStackInfraError) as exc:
-        infra.check_cloud(plan, FakeCloud(images={"debian-12"}))
+    with pytest.raises(openstackspec.OpenStackInfraError) as exc:
+        openstackcloud.check_cloud(plan, FakeCloud(images={"debian-12"}))
     assert "nodes.workers.flavor: flavor 'm1.nope' not found" in problems_of(exc)
     assert "m1.medium, m1.small" in problems_of(exc)
 
 
 def test_unknown_image_and_external_network():
-    with pytest.raises(infra.OpenStackInfraError) as exc:
-        infra.check_cloud(plan_for(external_network="outside"), FakeCloud())
+    with pytest.raises(openstackspec.OpenStackInfraError) as exc:
+        openstackcloud.check_cloud(plan_for(external_network="outside"), FakeCloud())
     text = problems_of(exc)
     assert "image.name: image 'debian-12' not found" in text
     assert "external_network: network 'outside' not found" in text
@@ -274,8 +275,8 @@ def test_unknown_image_and_external_network():
 def test_a_network_that_is_not_external_is_refused():
     cloud = FakeCloud(images={"debian-12"},
                       networks={"public": {"id": "x", "is_router_external": False}})
-    with pytest.raises(infra.OpenStackInfraError) as exc:
-        infra.check_cloud(plan_for(), cloud)
+    with pytest.raises(openstackspec.OpenStackInfraError) as exc:
+        openstackcloud.check_cloud(plan_for(), cloud)
     assert "is not an external network" in problems_of(exc)
 
 
@@ -284,8 +285,8 @@ def test_overlapping_cidr_names_the_other_subnet_but_not_our_own():
         {"id": "1", "name": "demo-subnet", "cidr": "10.42.0.0/24"},
         {"id": "2", "name": "legacy", "cidr": "10.42.0.128/25"},
         {"id": "3", "name": "v6", "cidr": "fd00::/64"}])
-    with pytest.raises(infra.OpenStackInfraError) as exc:
-        infra.check_cloud(plan_for(), cloud)
+    with pytest.raises(openstackspec.OpenStackInfraError) as exc:
+        openstackcloud.check_cloud(plan_for(), cloud)
     assert exc.value.problems == [
         "network.cidr: 10.42.0.0/24 overlaps subnet 'legacy' (10.42.0.128/25) in this cloud; "
         "choose another CIDR"]
@@ -295,17 +296,17 @@ def test_quota_exceeded_counts_only_new_servers():
     cloud = FakeCloud(images={"debian-12"},
                       compute_quota={"instances": (10, 6), "cores": (-1, 0), "ram": (-1, 0)})
     plan = plan_for()
-    with pytest.raises(infra.OpenStackInfraError) as exc:
-        infra.check_cloud(plan, cloud)
+    with pytest.raises(openstackspec.OpenStackInfraError) as exc:
+        openstackcloud.check_cloud(plan, cloud)
     assert "quota: instances would reach 11 (in use 6 + needed 5)" in problems_of(exc)
     # A re-run where 2 of the 5 servers exist needs only 3 more: fits.
-    infra.check_cloud(plan, cloud, existing_servers={"demo-cp-1", "demo-cp-2"})
+    openstackcloud.check_cloud(plan, cloud, existing_servers={"demo-cp-1", "demo-cp-2"})
 
 
 def test_floating_ip_quota():
     cloud = FakeCloud(images={"debian-12"}, fip_quota=(2, 1))
-    with pytest.raises(infra.OpenStackInfraError) as exc:
-        infra.check_cloud(plan_for(), cloud)
+    with pytest.raises(openstackspec.OpenStackInfraError) as exc:
+        openstackcloud.check_cloud(plan_for(), cloud)
     assert "floating IPs would reach 4" in problems_of(exc)
 
 
@@ -313,11 +314,11 @@ def test_boot_volumes_and_load_balancer_need_their_services():
     plan = plan_for(load_balancer={"enabled": True},
                     nodes={"control_plane": {"count": 1, "flavor": "m1.small",
                                              "boot_volume_size": 20}})
-    with pytest.raises(infra.OpenStackInfraError) as exc:
-        infra.check_cloud(plan, FakeCloud(images={"debian-12"}))
+    with pytest.raises(openstackspec.OpenStackInfraError) as exc:
+        openstackcloud.check_cloud(plan, FakeCloud(images={"debian-12"}))
     assert "boot volumes need Cinder" in problems_of(exc)
     assert "no Octavia" in problems_of(exc)
-    infra.check_cloud(plan, FakeCloud(images={"debian-12"},
+    openstackcloud.check_cloud(plan, FakeCloud(images={"debian-12"},
                                       services={"block-storage", "load-balancer"}))
 
 
@@ -345,7 +346,7 @@ def test_inventory_groups_endpoint_and_stacked_etcd():
     inv = infra.build_inventory(plan, servers, endpoint="10.42.0.5")["all"]
     assert inv["vars"]["mooring_control_plane_endpoint"] == "10.42.0.5:6443"
     del servers["demo-worker-2"]
-    with pytest.raises(infra.OpenStackInfraError, match="demo-worker-2"):
+    with pytest.raises(openstackspec.OpenStackInfraError, match="demo-worker-2"):
         infra.build_inventory(plan, servers)
 
 
@@ -353,6 +354,6 @@ def test_verify_file_checksum(tmp_path):
     f = tmp_path / "img"
     f.write_bytes(b"node image")
     good = "sha256:" + hashlib.sha256(b"node image").hexdigest()
-    infra.verify_file_checksum(str(f), good)
-    with pytest.raises(infra.OpenStackInfraError, match="image.checksum"):
-        infra.verify_file_checksum(str(f), "sha256:" + "0" * 64)
+    openstackcloud.verify_file_checksum(str(f), good)
+    with pytest.raises(openstackspec.OpenStackInfraError, match="image.checksum"):
+        openstackcloud.verify_file_checksum(str(f), "sha256:" + "0" * 64)
