@@ -78,7 +78,8 @@ def test_each_check_gets_troubleshoots_outcome():
 
 
 @pytest.mark.parametrize("doc, problem", [
-    ({"apiVersion": "troubleshoot.sh/v1beta1", "kind": "HostPreflight", "spec": {}}, "apiVersion: must be troubleshoot.sh/v1beta2, not 'troubleshoot.sh/v1beta1'"),
+    ({"apiVersion": "troubleshoot.sh/v1beta1", "kind": "HostPreflight", "spec": {}},
+     "apiVersion: must be troubleshoot.sh/v1beta2, not 'troubleshoot.sh/v1beta1'"),
     ({"apiVersion": hp.API_VERSION, "kind": hp.KIND, "spec": {"collectors": [{"cpu": {}, "memory": {}}]}},
      "spec.collectors[0]: must be a mapping with exactly one key (the collector type), not {"),
     ({"apiVersion": hp.API_VERSION, "kind": hp.KIND, "spec": {"analyzers": [{"cpu": {"outcomes": []}}]}},
