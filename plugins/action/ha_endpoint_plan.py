@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import (
-    EndpointError,
-    interfaces_from_ip_json,
-    plan,
-)
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import interfaces_from_ip_json, plan
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import _host_address
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import EndpointError
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
 

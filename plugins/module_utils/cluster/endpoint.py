@@ -9,6 +9,7 @@ where multicast does not, e.g. clouds) moves it when that host or its kube-apise
 :func:`plan` takes the VIP, the port, the VRRP router id, an optional interface name, per
 control-plane host (inventory order) its interfaces with addresses and prefix lengths (read on the
 hosts: :func:`interfaces_from_ip_json` reads ``ip -j addr``), and every inventory host's addresses.
+What the spec says about the endpoint (``controlPlaneEndpoint``, ``haEndpoint``) is checked in ``spec/network.py``.
 It returns per control-plane host the interface on the VIP's subnet, its source address, its VRRP
 priority (inventory order: the first host is preferred) and its unicast peers - or raises
 :class:`EndpointError` listing one line per problem (naming host and address), so a playbook fails
@@ -19,10 +20,17 @@ from __future__ import annotations
 
 import ipaddress
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import EndpointError
 
-MODES = ("vip",)
-DEFAULT_ROUTER_ID = 51
+# MODES, control_plane_packages and ip_endpoint are the spec's (spec/network.py); lock/values.py and
+# lock/lockfile.py still import them from here until they import spec/network.py.
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.network import (  # noqa: F401
+    DEFAULT_ROUTER_ID,
+    MODES,
+    control_plane_packages,
+    ip_endpoint,
+)
+
 # Priorities: the first control-plane host TOP_PRIORITY, each next one a step lower. A failing local
 # API server check lowers a host's priority by CHECK_WEIGHT, more than the spread of the priorities,
 # so a host whose API server fails never holds the VIP while another host's answers; when none answers
@@ -31,76 +39,6 @@ TOP_PRIORITY = 200
 PRIORITY_STEP = 1
 CHECK_WEIGHT = 50
 MAX_HOSTS = CHECK_WEIGHT - 1
-
-
-# The host packages a mode needs, per distro: in the bundle's apt repository (the kubernetes add-on's
-# package), installed by the ha_endpoint role on the control-plane hosts only.
-PACKAGES = {"vip": {"debian": ["keepalived"]}}
-
-
-def control_plane_packages(kubernetes_options):
-    """``{distro: [package]}`` the lock's kubernetes options need on the control-plane hosts (``{}`` without haEndpoint)."""
-    mode = ((kubernetes_options or {}).get("haEndpoint") or {}).get("mode")
-    return {distro: list(names) for distro, names in PACKAGES.get(mode, {}).items()}
-
-
-class EndpointError(MooringError):
-    """The HA endpoint cannot be planned from the given input (one line per problem)."""
-
-
-def host_problem(host):
-    """Why ``host`` (the host part of an API endpoint: a DNS name, an IPv4 address or a bracketed IPv6 address)
-    cannot be one, or None. Dotted digits must be an IPv4 address, brackets hold an IPv6 address; the unspecified
-    and multicast addresses are no endpoint a client can reach."""
-    bracketed = host.startswith("[") and host.endswith("]")
-    try:
-        address = ipaddress.ip_address(host[1:-1] if bracketed else host)
-        if bracketed != (address.version == 6):
-            raise ValueError(host)
-    except ValueError:
-        if bracketed:
-            return "%r is not a bracketed IPv6 address" % host
-        if host.replace(".", "").isdigit() or ":" in host:
-            return "%r is not an IPv4 address (an IPv6 address goes in brackets)" % host
-        return None  # a DNS name: its syntax is checked where it is read
-    if address.is_unspecified or address.is_multicast:
-        return "%s is the %s address, not one a client can reach" % (
-            address, "unspecified" if address.is_unspecified else "multicast")
-    return None
-
-
-def service_network_problem(network):
-    """Why the service network (an ``ipaddress`` network) cannot hold the cluster's services, or None: the API
-    server takes its first address and the cluster DNS its tenth."""
-    if network.num_addresses < 16:
-        return ("holds %d address(es); the API server takes the first and the cluster DNS the tenth, so at least 16 "
-                "(IPv4 /28, IPv6 /124)" % network.num_addresses)
-    return None
-
-
-def ip_endpoint(text, field="controlPlaneEndpoint"):
-    """``IP:PORT`` (IPv4) or ``[IPv6]:PORT`` -> ``(ip_address, port)``; raises :class:`EndpointError`."""
-    value = str(text or "")
-    host, sep, port = value.rpartition(":")
-    if value.startswith("["):
-        if not host.endswith("]"):
-            sep = ""
-        host = host[1:-1]
-    elif ":" in host:
-        sep = ""  # an IPv6 address must be bracketed
-    try:
-        if not sep or not port.isdigit():
-            raise ValueError("not IP:PORT")
-        address = ipaddress.ip_address(host)
-        if value.startswith("[") != (address.version == 6):
-            raise ValueError("brackets only around an IPv6 address")
-        number = int(port)
-        if not 1 <= number <= 65535:
-            raise ValueError("port out of range")
-    except ValueError:
-        raise EndpointError("%s: %r is not IP:PORT (IPv4) or [IPv6]:PORT; with haEndpoint mode vip its IP is "
-                            "the virtual IP" % (field, value)) from None
-    return address, number
 
 
 def interfaces_from_ip_json(data):
@@ -147,16 +85,8 @@ def _addresses(values):
     return out
 
 
-def plan(vip, port, control_plane, inventory_addresses=None, router_id=DEFAULT_ROUTER_ID, interface=None):
-    """The keepalived plan for a VIP.
-
-    ``control_plane``: ``[{"name": host, "interfaces": [{"name": IFACE, "addresses": ["ADDR/PREFIX"]}]}]``
-    in inventory order. ``inventory_addresses``: ``{host: [address, ...]}`` for every inventory host.
-    Returns ``{"vip", "prefix", "port", "family", "router_id", "check_weight", "hosts": {host: {...}}, "held_by"}``
-    (``held_by``: the hosts that have the VIP on an interface now - keepalived's holder on a re-run).
-    An interface address equal to the VIP is taken as the VIP held there, not as the host's own address:
-    a VIP equal to a host's address is found through ``inventory_addresses``."""
-    problems = []
+def _checked_inputs(vip, port, hosts, inventory_addresses, router_id):
+    """The VIP as an ``ipaddress`` address, once the scalar inputs and the inventory are checked."""
     try:
         vip = ipaddress.ip_address(str(vip))
     except ValueError:
@@ -165,21 +95,24 @@ def plan(vip, port, control_plane, inventory_addresses=None, router_id=DEFAULT_R
         raise EndpointError("router_id: %r is not an integer 1-255" % (router_id,))
     if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
         raise EndpointError("port: %r is not a port 1-65535" % (port,))
-    hosts = list(control_plane or [])
     if not hosts:
         raise EndpointError("control_plane: no host; the VIP is held by the control-plane hosts")
     if len(hosts) > MAX_HOSTS:
         raise EndpointError("control_plane: %d hosts; at most %d share one VIP" % (len(hosts), MAX_HOSTS))
-
+    problems = []
     for name, values in sorted((inventory_addresses or {}).items()):
         if vip in _addresses(values):
             problems.append("vip %s: it is the address of inventory host %s; choose an unused address" % (vip, name))
     if problems:  # the cause; what follows from it (that host "has no other address there") would only confuse
         raise EndpointError("the HA endpoint cannot be planned", problems)
+    return vip
 
+
+def _choose(vip, hosts, interface, problems):
+    """``(chosen, held_by)``: per host its interface on the VIP's subnet (None when it has none), and the hosts
+    holding the VIP now. A missing ``interface`` is added to ``problems``."""
     chosen = {}
     held_by = []
-    subnet_seen = False
     for index, entry in enumerate(hosts):
         name = entry.get("name")
         nets = _interface_networks(name, entry.get("interfaces"))
@@ -198,23 +131,41 @@ def plan(vip, port, control_plane, inventory_addresses=None, router_id=DEFAULT_R
         if not on_subnet:
             chosen[name] = None
             continue
-        subnet_seen = True
         iface, net = on_subnet[0]
         chosen[name] = {"interface": iface, "address": str(net.ip), "network": str(net.network),
                         "priority": TOP_PRIORITY - PRIORITY_STEP * index}
+    return chosen, held_by
 
-    if not subnet_seen and not problems:
+
+def _subnet_problems(vip, hosts, interface, chosen):
+    """One line per control-plane host without an interface on the VIP's subnet (one line when none has)."""
+    if not any(chosen.values()):
         subnets = []
         for entry in hosts:
             nets = dict.fromkeys(str(n.network) for _i, n in _interface_networks(entry.get("name"), entry.get("interfaces")))
             subnets.append("%s: %s" % (entry.get("name"), ", ".join(nets) or "none"))
-        problems.append("vip %s: outside every control-plane host's subnets (%s); choose an address on the subnet "
-                        "the control-plane hosts share" % (vip, "; ".join(subnets)))
-    elif subnet_seen:
-        for entry in hosts:
-            if entry.get("name") in chosen and chosen[entry.get("name")] is None:
-                problems.append("host %s: no interface on the VIP %s's subnet%s; every control-plane host must have one"
-                                % (entry.get("name"), vip, " on %s" % interface if interface else ""))
+        return ["vip %s: outside every control-plane host's subnets (%s); choose an address on the subnet "
+                "the control-plane hosts share" % (vip, "; ".join(subnets))]
+    return ["host %s: no interface on the VIP %s's subnet%s; every control-plane host must have one"
+            % (entry.get("name"), vip, " on %s" % interface if interface else "")
+            for entry in hosts if entry.get("name") in chosen and chosen[entry.get("name")] is None]
+
+
+def plan(vip, port, control_plane, inventory_addresses=None, router_id=DEFAULT_ROUTER_ID, interface=None):
+    """The keepalived plan for a VIP.
+
+    ``control_plane``: ``[{"name": host, "interfaces": [{"name": IFACE, "addresses": ["ADDR/PREFIX"]}]}]``
+    in inventory order. ``inventory_addresses``: ``{host: [address, ...]}`` for every inventory host.
+    Returns ``{"vip", "prefix", "port", "family", "router_id", "check_weight", "hosts": {host: {...}}, "held_by"}``
+    (``held_by``: the hosts that have the VIP on an interface now - keepalived's holder on a re-run).
+    An interface address equal to the VIP is taken as the VIP held there, not as the host's own address:
+    a VIP equal to a host's address is found through ``inventory_addresses``."""
+    hosts = list(control_plane or [])
+    vip = _checked_inputs(vip, port, hosts, inventory_addresses, router_id)
+    problems = []
+    chosen, held_by = _choose(vip, hosts, interface, problems)
+    if not problems or any(chosen.values()):
+        problems.extend(_subnet_problems(vip, hosts, interface, chosen))
     if problems:
         raise EndpointError("the HA endpoint cannot be planned", problems)
 

@@ -54,10 +54,10 @@ except ImportError as _exc:  # pragma: no cover - exercised by sanity's import t
     class UnsupportedAlgorithm(Exception):  # noqa: N818 - cryptography's name, for the except clauses
         """Stands in for cryptography's exception when the library is missing."""
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import host_problem, service_network_problem
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.network import host_problem, service_network_problem
 
 
 class PKIError(MooringError):

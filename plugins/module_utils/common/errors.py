@@ -35,10 +35,6 @@ class PathEscapeError(MooringError, ValueError):
     """A name is not a safe path component, or a path resolves outside its root."""
 
 
-class SpecError(MooringError):
-    """The installer spec is invalid (every problem listed, each with its path)."""
-
-
 class CatalogError(MooringError):
     """The catalog (or an overlay) is malformed or lacks what was asked for."""
 

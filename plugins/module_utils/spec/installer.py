@@ -14,23 +14,17 @@ kURL's for the same document. kURL ``Installer`` documents (``cluster.kurl.sh/v1
 from __future__ import annotations
 
 import copy
-import ipaddress
 import json
 import re
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import (
-    EndpointError,
-    host_problem,
-    ip_endpoint,
-    service_network_problem,
-)
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, SpecError, missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library, reason
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import KurlHashError, SpecError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import (
-    KurlHashError,
     kurl_hash_digest,
     load_yaml_1_2,
     load_yaml_kurl,
 )
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.network import network_problems
 
 try:
     import jsonschema
@@ -52,7 +46,6 @@ VERSION_PATTERN = r"^(latest|(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.x|v?(0|[1-9][0-9]
 VERSION_HELP = "is not an exact version, 'latest' or 'X.Y.x'"
 DNS_LABELS = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 _DNS_NAME = re.compile(DNS_LABELS)
-_ENDPOINT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?)(:([1-9][0-9]{0,4}))?$")
 
 
 def _addon(properties=None, required=("version",)):
@@ -301,7 +294,7 @@ def load_document(source):
     except MooringError as exc:
         raise SpecError(str(exc)) from None
     except Exception as exc:  # the YAML parser raises many types; report them all the same way
-        raise SpecError("the installer document is not valid YAML: %s" % str(exc).splitlines()[0][:200]) from None
+        raise SpecError("the installer document is not valid YAML: %s" % reason(exc)) from None
     if not isinstance(document, dict):
         raise SpecError("the installer document must be a mapping with apiVersion, kind and spec")
     return document
@@ -390,48 +383,7 @@ def _semantic_problems(addons):
                         "found %s" % (", ".join(CNI_ADDONS), found))
     if "ingressNginx" in addons and "contour" in addons:
         problems.append("spec: choose one ingress controller (ingressNginx or contour), not both")
-    kube = addons.get("kubernetes") or {}
-    networks = {}
-    for field in ("podCIDR", "serviceCIDR"):
-        value = kube.get(field)
-        if value is None or not isinstance(value, str):
-            continue
-        try:
-            if "/" not in value:
-                raise ValueError("no prefix length, e.g. /16")
-            networks[field] = ipaddress.ip_network(value, strict=True)
-        except ValueError as exc:
-            problems.append("spec.kubernetes.%s: '%s' is not a network in CIDR notation (%s)" % (field, _short(value), _short(str(exc))))
-    if len(networks) == 2 and networks["podCIDR"].version != networks["serviceCIDR"].version:
-        problems.append("spec.kubernetes.serviceCIDR: IPv%d, but podCIDR is IPv%d; pod and service networks must be of "
-                        "the same family (dual-stack is not supported)"
-                        % (networks["serviceCIDR"].version, networks["podCIDR"].version))
-    elif len(networks) == 2 and networks["podCIDR"].overlaps(networks["serviceCIDR"]):
-        problems.append("spec.kubernetes.serviceCIDR: '%s' overlaps podCIDR '%s'; choose disjoint ranges"
-                        % (kube["serviceCIDR"], kube["podCIDR"]))
-    why = service_network_problem(networks["serviceCIDR"]) if "serviceCIDR" in networks else None
-    if why:
-        problems.append("spec.kubernetes.serviceCIDR: '%s' %s" % (kube["serviceCIDR"], why))
-    endpoint = kube.get("controlPlaneEndpoint")
-    matched = _ENDPOINT.match(endpoint) if isinstance(endpoint, str) else None
-    if isinstance(endpoint, str) and not matched and not isinstance(kube.get("haEndpoint"), dict):
-        problems.append("spec.kubernetes.controlPlaneEndpoint: '%s' is not HOST[:PORT] (a DNS name or an IPv4 address) "
-                        "or [IPv6][:PORT]" % _short(endpoint))
-    elif matched:
-        why = host_problem(matched.group(1))
-        if matched.group(4) and not 1 <= int(matched.group(4)) <= 65535:
-            why = "port %s is not 1-65535" % matched.group(4)
-        if why:
-            problems.append("spec.kubernetes.controlPlaneEndpoint: '%s': %s" % (_short(endpoint), why))
-    if isinstance(kube.get("haEndpoint"), dict):
-        if "controlPlaneEndpoint" not in kube:
-            problems.append("spec.kubernetes.haEndpoint: mode vip needs spec.kubernetes.controlPlaneEndpoint "
-                            "(VIP:PORT, e.g. 10.0.0.100:6443 or [fd00::100]:6443): its IP is the virtual IP")
-        else:
-            try:
-                ip_endpoint(kube["controlPlaneEndpoint"], "spec.kubernetes.controlPlaneEndpoint")
-            except EndpointError as exc:
-                problems.append("%s (spec.kubernetes.haEndpoint is set)" % exc)
+    problems.extend(network_problems(addons.get("kubernetes") or {}))
     return problems
 
 

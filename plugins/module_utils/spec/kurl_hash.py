@@ -62,10 +62,10 @@ except ImportError as _exc:  # PyYAML is a controller requirement; hosts may lac
     MappingNode = ScalarNode = SequenceNode = None
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import KurlHashError, ObjectHashError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.object_hash import (
     UNDEFINED,
-    ObjectHashError,
     js_key,
     js_keys,
     js_number_to_string,
@@ -107,10 +107,6 @@ _INHERITED_KEYS = frozenset(("__proto__", "__defineGetter__", "__defineSetter__"
 # Addons dropped by migrateV1Beta1 when their version is falsy.
 _V1BETA1_ADDONS = ("docker", "weave", "rook", "contour", "registry", "prometheus", "kotsadm")
 V1BETA1_API_VERSION = "kurl.sh/v1beta1"
-
-
-class KurlHashError(MooringError, ValueError):
-    """The spec cannot be hashed the way kURL would (kURL would have failed or diverged)."""
 
 
 # ----------------------------------------------------------------------------- YAML

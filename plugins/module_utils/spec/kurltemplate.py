@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import KurlTemplateError
 
 LEFT, RIGHT = "{{kurl", "}}"
 END_ACTION = LEFT + " end" + RIGHT
@@ -34,10 +34,6 @@ _TOKEN = re.compile(r"""(?P<str>"(?:[^"\\\n]|\\.)*")|(?P<raw>`[^`]*`)
     |(?P<field>\.[A-Za-z_]\w*)|(?P<dot>\.)|(?P<var>\$\w*)|(?P<ident>[A-Za-z_]\w*)|(?P<op>:=|[=,|()])""", re.X)
 _ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"'}
 _QUOTED = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v", "\\": "\\\\", '"': '\\"'}
-
-
-class KurlTemplateError(MooringError):
-    """A ``{{kurl ...}}`` template that does not parse or does not evaluate."""
 
 
 class _Empty(object):

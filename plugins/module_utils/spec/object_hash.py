@@ -45,8 +45,9 @@ import math
 from collections.abc import Mapping
 from decimal import Decimal
 
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import ObjectHashError
+
 __all__ = [
-    "ObjectHashError",
     "UNDEFINED",
     "js_date_to_json",
     "js_key",
@@ -57,10 +58,6 @@ __all__ = [
     "object_hash",
     "object_hash_serialize",
 ]
-
-
-class ObjectHashError(ValueError):
-    """The value holds something that has no JavaScript/object-hash counterpart here."""
 
 
 class _Undefined:

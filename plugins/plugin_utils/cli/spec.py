@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import sys
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import SpecError
-
-# The backends (jsonschema, PyYAML, the catalog) are imported by the command that runs, not here:
-# only the group that runs is imported, and ``mooring catalog`` imports this module for its options.
+# The backends (jsonschema, PyYAML, the catalog, the spec stage and its errors) are imported by the command
+# that runs, not here: only the group that runs is imported, and ``mooring catalog`` imports this module for
+# its options.
 
 
 def read_text(path):
     """The text of an installer file ('-' for stdin)."""
     from ansible_collections.mooring.cluster.plugins.module_utils.lock import resolve
+    from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import SpecError
 
     try:
         return resolve.read_text(path)
@@ -38,6 +38,7 @@ def named(path, exc):
 def read_installer(path):
     """Parse and validate an installer file ('-' for stdin); problems name the file."""
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import read_installer as parse
+    from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import SpecError
 
     text = read_text(path)
     try:
@@ -49,6 +50,8 @@ def read_installer(path):
 def output_target(path):
     """Refuse an output path that can never be written (a directory, or below a file) before any work."""
     import os
+
+    from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import SpecError
 
     if path in (None, "-"):
         return
@@ -69,6 +72,7 @@ def _validate(args):
 
 
 def _hash(args):
+    from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import SpecError
     from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import hash_installer
 
     text = read_text(args.file)

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from ansible_collections.mooring.cluster.plugins.action.ha_endpoint_plan import ActionModule
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import EndpointError
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import EndpointError
 
 
 def ip_addr(*addresses):

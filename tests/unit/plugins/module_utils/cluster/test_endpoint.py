@@ -9,13 +9,9 @@ import ipaddress
 import pytest
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import endpoint
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import (
-    EndpointError,
-    control_plane_packages,
-    interfaces_from_ip_json,
-    ip_endpoint,
-    plan,
-)
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import interfaces_from_ip_json, plan
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import EndpointError
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.network import control_plane_packages, ip_endpoint
 
 
 def host(name, *interfaces):

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, SpecError, missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.lock import resolve
 from ansible_collections.mooring.cluster.plugins.module_utils.spec import installer
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import SpecError
 
 
 def test_the_message_names_the_pip_package_and_the_runtime_list():

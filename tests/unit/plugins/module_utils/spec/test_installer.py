@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import SpecError
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import SpecError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import hash_installer, parse_installer
 
 GOOD = textwrap.dedent("""

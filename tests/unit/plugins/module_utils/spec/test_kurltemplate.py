@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import KurlTemplateError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurltemplate import (
-    KurlTemplateError,
     has_templates,
     render_text,
     render_tree,
