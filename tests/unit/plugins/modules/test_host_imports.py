@@ -28,7 +28,7 @@ HOST_SIDE = {
     "common.service", "common.host_state", "common.tarsafe", "bundle.host", "bundle.install", "cluster.etcd", "cluster.kubeadm", "cluster.preflight",
     "cluster.preflightgather", "cluster.preflightjudge", "cluster.preflightinventory", "cluster.preflightreport",
     "cluster.preflightclock", "cluster.hostdisk", "cluster.hostio", "cluster.collectspec", "cluster.collectsystem",
-    "cluster.collectnetwork", "cluster.collectrun",
+    "cluster.collectnetwork", "cluster.collectrun", "common.shape",
     "cluster.hostpreflight", "cluster.hostcollect", "cluster.support", "common.redact", "cluster.etcdbackup",
 }
 # Modules that run on the controller against a cloud API (they need openstacksdk there).
