@@ -84,7 +84,7 @@ from ansible.template import Templar
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import boundary
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import load_lock
-from ansible_collections.mooring.cluster.plugins.plugin_utils import report
+from ansible_collections.mooring.cluster.plugins.plugin_utils import report, reporttext, runlog
 
 try:
     from ansible.release import __version__ as ANSIBLE_VERSION
@@ -133,7 +133,7 @@ def _pattern_text(hosts):
 
 
 class CallbackModule(CallbackBase):
-    """Collects the run's events into a :class:`report.RunLog`; the report is built and written at the end."""
+    """Collects the run's events into a :class:`runlog.RunLog`; the report is built and written at the end."""
 
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "aggregate"
@@ -159,7 +159,7 @@ class CallbackModule(CallbackBase):
         name = report.report_playbook(path)
         if name is None or not report.claim(playbook, self):
             return
-        self._log = report.RunLog(name, path, datetime.datetime.now(datetime.timezone.utc), time.monotonic())
+        self._log = runlog.RunLog(name, path, datetime.datetime.now(datetime.timezone.utc), time.monotonic())
         self._plays = list(playbook.get_plays())
 
     def v2_playbook_on_play_start(self, play):
@@ -185,7 +185,7 @@ class CallbackModule(CallbackBase):
         if self._log is not None:
             self._log.host_start(host.get_name(), task._uuid, time.monotonic())
             # Only a task that may run a module on this host itself needs its connection looked up here.
-            if not (_is_loop(task) or task.delegate_to or task.action in report.CONTROLLER_ACTIONS
+            if not (_is_loop(task) or task.delegate_to or task.action in runlog.CONTROLLER_ACTIONS
                     or not self._needs_host(task.action, task)):
                 self._connections[(host.get_name(), task._uuid)] = self._host_connection(host, task)
 
@@ -212,7 +212,7 @@ class CallbackModule(CallbackBase):
         return self._needs_cache[key]
 
     def _execution(self, result, status, item):
-        """Count one execution (a task without a loop, or one loop item) for :meth:`report.RunLog.execution`."""
+        """Count one execution (a task without a loop, or one loop item) for :meth:`runlog.RunLog.execution`."""
         task = _part(result, "task")
         host = _part(result, "host").get_name()
         data = _part(result, "result") or {}
@@ -313,7 +313,7 @@ class CallbackModule(CallbackBase):
             lock = load_lock(path)
             return report.lock_summary(lock, os.path.abspath(path), boundary(lock))
         except (MooringError, OSError, ValueError) as exc:
-            return {"path": os.path.abspath(path), "error": report.shorten(str(exc))}
+            return {"path": os.path.abspath(path), "error": runlog.shorten(str(exc))}
 
     def v2_playbook_on_stats(self, stats):
         log = self._log
@@ -335,7 +335,7 @@ class CallbackModule(CallbackBase):
             except OSError as exc:
                 self._display.warning("mooring.cluster.report: the run report was not written: %s" % exc)
             self._display.display("")
-            for line in report.summary_lines(data, paths):
+            for line in reporttext.summary_lines(data, paths):
                 self._display.display(line)
         finally:
             self._log = None

@@ -21,7 +21,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout impo
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import build_lock
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import parse_installer
-from ansible_collections.mooring.cluster.plugins.plugin_utils import report
+from ansible_collections.mooring.cluster.plugins.plugin_utils import report, reporttext, runlog
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 START = datetime.datetime(2026, 3, 4, 5, 6, 7, tzinfo=datetime.timezone.utc)
@@ -38,7 +38,7 @@ def _stats(ok=0, changed=0, failures=0, skipped=0, unreachable=0, rescued=0, ign
 
 def _run():
     """Two plays over cp1, w1 and e1: changes, a rescued failure, an ignored one, a failure, an unreachable host."""
-    log = report.RunLog("install", "/c/playbooks/install.yml", START, 1000.0)
+    log = runlog.RunLog("install", "/c/playbooks/install.yml", START, 1000.0)
     log.play_start("p1", "Nodes", ["cp1", "w1", "e1"], ["cp1", "w1", "e1"], 1000.0)
     # t1 (role preflight): ok everywhere, changed on cp1 and w1.
     log.task_start(PRE, 1000.0)
@@ -66,7 +66,7 @@ def _run():
     log.task_start(None, 1012.0)
     log.host_start("cp1", "t3", 1012.0)
     log.host_result("cp1", "t3", "Read the lock (controller)", None, "mooring.cluster.lock_values", "ok",
-                    {"changed": False, "ansible_facts": {report.REMAINING_FACT: ["the add-ons  are\nrendered only", ""]}},
+                    {"changed": False, "ansible_facts": {runlog.REMAINING_FACT: ["the add-ons  are\nrendered only", ""]}},
                     1013.0, args={"path": "lab/installer.lock.yaml"})
     log.host_result("cp1", "t3i", "Optional probe", None, "ansible.builtin.command", "ignored",
                     {"failed": True, "msg": "ignored"}, 1013.5)
@@ -102,19 +102,19 @@ def test_report_playbook_by_file_name():
 
 
 def test_shorten_and_failure_messages():
-    assert report.shorten("a \n\t b  ") == "a b"
-    assert report.shorten("x" * 400) == "x" * 297 + "..."
-    assert len(report.shorten("word " * 100, 50)) == 50
-    assert report.shorten({"b": 1, "a": [2]}) == '{"a": [2], "b": 1}'
-    assert report.failure_message({"msg": "boom\n  twice"}) == "boom twice"
-    assert report.failure_message({"stderr": "one\ntwo\n\n", "rc": 2}) == "two"
-    assert report.failure_message({"rc": 3}) == "exit code 3"
-    assert report.failure_message({"_ansible_no_log": True, "msg": "secret"}) == "(hidden: no_log)"
+    assert runlog.shorten("a \n\t b  ") == "a b"
+    assert runlog.shorten("x" * 400) == "x" * 297 + "..."
+    assert len(runlog.shorten("word " * 100, 50)) == 50
+    assert runlog.shorten({"b": 1, "a": [2]}) == '{"a": [2], "b": 1}'
+    assert runlog.failure_message({"msg": "boom\n  twice"}) == "boom twice"
+    assert runlog.failure_message({"stderr": "one\ntwo\n\n", "rc": 2}) == "two"
+    assert runlog.failure_message({"rc": 3}) == "exit code 3"
+    assert runlog.failure_message({"_ansible_no_log": True, "msg": "secret"}) == "(hidden: no_log)"
     loop = {"msg": "One or more items failed", "results": [
         {"item": "a", "failed": False}, {"item": "b", "failed": True, "msg": "no b"}]}
-    assert report.failure_message(loop) == "item b: no b"
+    assert runlog.failure_message(loop) == "item b: no b"
     hidden = {"results": [{"item": "k", "failed": True, "_ansible_no_log": True, "msg": "password"}]}
-    assert report.failure_message(hidden) == "(hidden: no_log)"
+    assert runlog.failure_message(hidden) == "(hidden: no_log)"
 
 
 def test_counts_changed_tasks_durations_and_versions():
@@ -187,7 +187,7 @@ def test_what_is_left():
     ({}, [("q", "Later", ["h"], "h")], "incomplete", "not_reached"),
 ])
 def test_outcome_and_status(counts, plays, outcome, status):
-    log = report.RunLog("preflight", "preflight.yml", START, 0.0)
+    log = runlog.RunLog("preflight", "preflight.yml", START, 0.0)
     log.declare_play("p", "Checks")
     log.play_start("p", "Checks", sorted(counts), sorted(counts), 0.0)
     for uuid, name, hosts, pattern in plays:
@@ -206,10 +206,10 @@ CONTROLLER_ONLY = ["include_tasks", "ansible.builtin.include_role", "import_task
 
 @pytest.mark.parametrize("action", CONTROLLER_ONLY)
 def test_actions_that_never_reach_a_host_count_nothing(action):
-    assert action in report.CONTROLLER_ACTIONS
+    assert action in runlog.CONTROLLER_ACTIONS
     for connection, delegate_to in (("ssh", None), ("local", None), ("ssh", "localhost"), ("ssh", "cp1")):
-        assert report.execution(action, "ok", connection, delegate_to) is None
-    assert report.execution(action, "failed", "ssh", retries=3) is None
+        assert runlog.execution(action, "ok", connection, delegate_to) is None
+    assert runlog.execution(action, "failed", "ssh", retries=3) is None
 
 
 @pytest.mark.parametrize("args, kwargs, counted", [
@@ -238,11 +238,11 @@ def test_actions_that_never_reach_a_host_count_nothing(action):
     (("mooring.cluster.pki", "ok", "local"), {"needs_connection": False}, None),
 ])
 def test_what_one_execution_counts(args, kwargs, counted):
-    assert report.execution(*args, **kwargs) == counted
+    assert runlog.execution(*args, **kwargs) == counted
 
 
 def test_executions_per_host_and_a_host_only_delegated_to():
-    log = report.RunLog("upgrade", "upgrade.yml", START, 0.0)
+    log = runlog.RunLog("upgrade", "upgrade.yml", START, 0.0)
     log.play_start("p", "Workers", ["w1", "w2"], ["w1", "w2"], 0.0)
     for host in ("w1", "w2"):
         log.host_result(host, "t", "Drain", None, "ansible.builtin.command", "ok", {"changed": True}, 1.0)
@@ -265,11 +265,11 @@ def _stats_counts():
 
 
 def test_declared_remaining_as_a_string_and_no_log_or_probe_results_carry_no_version():
-    log = report.RunLog("join", "join.yml", START, 0.0)
+    log = runlog.RunLog("join", "join.yml", START, 0.0)
     log.host_result("h", "t", "Declare", None, "ansible.builtin.set_fact", "ok",
-                    {"ansible_facts": {report.REMAINING_FACT: "kubeadm join not run"}}, 1.0)
+                    {"ansible_facts": {runlog.REMAINING_FACT: "kubeadm join not run"}}, 1.0)
     log.host_result("h", "t", "Declare again", None, "ansible.builtin.set_fact", "ok",
-                    {"ansible_facts": {report.REMAINING_FACT: ["kubeadm join not run", 7]}}, 1.0)
+                    {"ansible_facts": {runlog.REMAINING_FACT: ["kubeadm join not run", 7]}}, 1.0)
     log.host_result("h", "u", "Secret install", None, "mooring.cluster.bundle_install", "ok",
                     {"_ansible_no_log": True, "versions": {"etcd": "1"}}, 2.0)
     # upgrade.yml's read-only look (check_mode: true in a real run) lists the bundle's artifacts: not installed.
@@ -311,13 +311,13 @@ def test_lock_versions_and_the_kubeadm_boundary(lock):
     assert short["boundary"]["artifacts"] == ["kubeadm", "kubelet"]
     for playbook, left in (("install", "kubeadm init and join"), ("upgrade", "Kubernetes upgrade"),
                            ("join", "kubeadm join of the new hosts")):
-        log = report.RunLog(playbook, playbook + ".yml", START, 0.0)
+        log = runlog.RunLog(playbook, playbook + ".yml", START, 0.0)
         log.end(0.0)
         items = report.build_report(log, {}, END, lock=short)["remaining"]
         assert [i["kind"] for i in items] == ["kubeadm_boundary"]
         assert items[0]["what"].startswith("kubeadm boundary: the lock carries no kubeadm, kubelet: ") and left in items[0]["what"]
         assert report.build_report(log, {}, END, lock=full)["remaining"] == []
-    log = report.RunLog("preflight", "preflight.yml", START, 0.0)
+    log = runlog.RunLog("preflight", "preflight.yml", START, 0.0)
     assert report.build_report(log, {}, END, lock=short)["remaining"] == [], "preflight installs nothing"
 
 
@@ -354,7 +354,7 @@ def test_write_report_files_and_latest_copies(tmp_path):
     assert json.loads((out / "mooring-report-install-20260304T050607Z.json").read_text()) == data
     assert (out / "mooring-report-install-latest.json").read_text() == (
         out / "mooring-report-install-20260304T050607Z.json").read_text()
-    assert (out / "mooring-report-install-latest.md").read_text() == report.render_markdown(data)
+    assert (out / "mooring-report-install-latest.md").read_text() == reporttext.render_markdown(data)
     second = report.write_report(data, str(out), stamp)
     assert second["json"] == str(out / "mooring-report-install-20260304T050607Z-2.json"), "never overwrites a report"
     assert sorted(os.listdir(out)) == sorted(os.path.basename(p) for p in list(first.values()) + [second["json"], second["md"]])
@@ -364,7 +364,7 @@ def test_markdown_and_summary():
     log, counts = _run()
     log.hosts["w1"].failure["message"] = "a | b"
     data = report.build_report(log, counts, END, check_mode=True, inventory=["/inv/hosts.yml"])
-    text = report.render_markdown(data)
+    text = reporttext.render_markdown(data)
     assert text.startswith("# Run report: mooring.cluster.install (check mode: nothing was changed)\n")
     assert "| Host | Status | ok | changed | failed | skipped | unreachable | rescued | ignored | modules | controller | Time |" in text
     assert "| cp1 | incomplete | 5 | 3 | 0 | 0 | 0 | 1 | 1 | 5 | 1 | 14.0s |" in text
@@ -372,7 +372,7 @@ def test_markdown_and_summary():
     assert "- **w1** (failed) at `%s : Install etcd`: a \\| b" % ETCD in text
     assert "  - %s : Install etcd" % ETCD in text
     assert "| %s | 8.0s |" % ETCD in text
-    lines = report.summary_lines(data, {"json": "/r/x.json", "md": "/r/x.md"})
+    lines = reporttext.summary_lines(data, {"json": "/r/x.json", "md": "/r/x.md"})
     assert lines[0] == "MOORING REPORT mooring.cluster.install: failed (check mode)"
     assert re.match(r"^  HOST +CHANGED +MODULES +CONTROLLER +FAILED +TIME +LEFT$", lines[1])
     rows = {line.split()[0]: line for line in lines[2:5]}
@@ -386,8 +386,8 @@ def test_markdown_and_summary():
     assert "  left: play not run: Join (hosts: {{ join_hosts }})" in lines
     assert "  left: the add-ons are rendered only" in lines
     assert lines[-2:] == ["  report: /r/x.json", "          /r/x.md"]
-    assert report.duration_text(59.94) == "59.9s" and report.duration_text(61) == "1m01s"
-    assert report.duration_text(3723) == "1h02m03s"
+    assert reporttext.duration_text(59.94) == "59.9s" and reporttext.duration_text(61) == "1m01s"
+    assert reporttext.duration_text(3723) == "1h02m03s"
 
 
 def test_one_report_when_two_callbacks_claim_the_same_run():
@@ -444,10 +444,10 @@ def test_preflight_checks_per_host_in_json_and_markdown():
     assert list(pre["hosts"]) == ["cp1", "w1"]  # the inventory's judgement, not w1's own list
     assert [(r["check"], r["status"]) for r in pre["hosts"]["cp1"]] == [
         ("cpus", "pass"), ("Port 22 free", "fail"), ("Key pair", "warn")]
-    assert len(pre["hosts"]["cp1"][2]["message"]) <= report.MESSAGE_LIMIT
+    assert len(pre["hosts"]["cp1"][2]["message"]) <= runlog.MESSAGE_LIMIT
     assert pre["unsupported"] == ["f.yaml: collector blockDevices is not supported"]
     json.dumps(data)
-    text = report.render_markdown(data)
+    text = reporttext.render_markdown(data)
     section = text[text.index("## Preflight"):]
     assert "preflight: 2 host(s), 1 failure(s), 1 warning(s) (**failed**)" in section
     assert "- not run: f.yaml: collector blockDevices is not supported" in section
@@ -458,7 +458,7 @@ def test_preflight_checks_per_host_in_json_and_markdown():
 
 
 def test_changed_items_item_by_item():
-    log = report.RunLog("install", "/c/playbooks/install.yml", START, 1000.0)
+    log = runlog.RunLog("install", "/c/playbooks/install.yml", START, 1000.0)
     log.play_start("p1", "Nodes", ["cp1"], ["cp1"], 1000.0)
     log.task_start("mooring.cluster.kubeadm", 1000.0)
     state = {"changed": True, "changes": ["sysctl net.ipv4.ip_forward: 0 -> 1", "unit containerd: started"]}
@@ -481,11 +481,11 @@ def test_changed_items_item_by_item():
     assert data["hosts"]["cp1"]["changed_items"] == [
         "sysctl net.ipv4.ip_forward: 0 -> 1", "unit containerd: started", "file /usr/local/bin/etcdctl: installed",
         "file /etc/apt/sources.list.d/mooring-bundle.list: content"]
-    assert "    - file /usr/local/bin/etcdctl: installed" in report.render_markdown(data)
+    assert "    - file /usr/local/bin/etcdctl: installed" in reporttext.render_markdown(data)
 
 
 def test_host_states_install_option_reports_versions_and_artifacts_like_bundle_install():
-    log = report.RunLog("install", "/c/playbooks/install.yml", START, 1000.0)
+    log = runlog.RunLog("install", "/c/playbooks/install.yml", START, 1000.0)
     log.host_result("cp1", "t1", "containerd : One pass", "mooring.cluster.containerd", "mooring.cluster.host_state", "ok",
                     {"changed": True, "changes": ["file /usr/local/sbin/runc: installed", "unit containerd: restarted"],
                      "versions": {"runc": "1.3.3"}, "artifacts": [{"name": "runc", "version": "1.3.3"}]}, 1001.0)
