@@ -19,11 +19,8 @@ import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library, reason
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import KurlHashError, SpecError
-from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import (
-    kurl_hash_digest,
-    load_yaml_1_2,
-    load_yaml_kurl,
-)
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import kurl_hash_digest
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_yaml import load_yaml_1_2, load_yaml_kurl
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.network import network_problems
 
 try:

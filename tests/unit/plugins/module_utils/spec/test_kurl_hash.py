@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import YamlInputError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurl_hash as kh
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurl_yaml as ky
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import KurlHashError, ObjectHashError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.object_hash import (
     js_date_to_json,
@@ -49,7 +50,7 @@ def test_published_example_3138d30():
     assert kh.kurl_hash(spec, api_version="kurl.sh/v1beta1") == "3138d30"
     assert kh.kurl_hash_digest(spec) == "3138d30f180455846429c9e01d99f29cd726f93959cf36d773f9c356893c577b"
     assert kh.kurl_hash_yaml(PUBLISHED_DOC) == "3138d30"
-    assert kh.kurl_hash(kh.load_yaml_1_2(PUBLISHED_DOC)["spec"]) == "3138d30"
+    assert kh.kurl_hash(ky.load_yaml_1_2(PUBLISHED_DOC)["spec"]) == "3138d30"
 
 
 def test_published_example_by_hand():
@@ -209,7 +210,7 @@ NODE_VECTORS = [
 
 @pytest.mark.parametrize(("name", "document", "parts", "digest"), NODE_VECTORS, ids=[v[0] for v in NODE_VECTORS])
 def test_node_vectors(name, document, parts, digest):
-    loaded = kh.load_yaml_kurl(document)
+    loaded = ky.load_yaml_kurl(document)
     spec, api_version = loaded["spec"], loaded.get("apiVersion")
     assert kh.kurl_hash_input(spec, api_version) == parts
     assert kh.kurl_hash_digest(spec, api_version) == digest
@@ -222,13 +223,13 @@ def test_node_vectors(name, document, parts, digest):
 @pytest.mark.parametrize("name", ["published", "stable_v1beta1", "kots", "nested", "legacy_old", "alias"])
 def test_core_loader_agrees_on_ordinary_specs(name):
     document, digest = next((v[1], v[3]) for v in NODE_VECTORS if v[0] == name)
-    loaded = kh.load_yaml_1_2(document)
+    loaded = ky.load_yaml_1_2(document)
     assert kh.kurl_hash_digest(loaded["spec"], loaded.get("apiVersion")) == digest
 
 
 def test_core_loader_differs_where_js_yaml_does():
     document = next(v for v in NODE_VECTORS if v[0] == "js_yaml_quirks")[1]
-    parts = kh.kurl_hash_input(kh.load_yaml_1_2(document)["spec"])
+    parts = kh.kurl_hash_input(ky.load_yaml_1_2(document)["spec"])
     assert parts == ["x_bin=0b101", "x_day=2020-01-25", "x_neg=-0.5", "x_under=1_000"]
 
 
@@ -311,7 +312,7 @@ OBJECT_HASH_VECTORS = [
 
 @pytest.mark.parametrize(("text", "digest"), OBJECT_HASH_VECTORS)
 def test_object_hash_node_vectors(text, digest):
-    assert object_hash(kh.load_yaml_kurl(text)) == digest
+    assert object_hash(ky.load_yaml_kurl(text)) == digest
 
 
 def test_object_hash_shadowing_serialisation():
@@ -369,24 +370,24 @@ def test_js_date_to_json():
     ("2020-01-25", "2020-01-25"), ("=", "="), ("<<", "<<"), ('"1.0"', "1.0"),
 ])
 def test_load_yaml_1_2_core_scalars(text, expected):
-    assert kh.load_yaml_1_2("v: %s\n" % text)["v"] == expected
+    assert ky.load_yaml_1_2("v: %s\n" % text)["v"] == expected
 
 
 def test_load_yaml_1_2_nan_and_types():
-    assert math.isnan(kh.load_yaml_1_2("v: .NaN")["v"])
-    twelve = kh.load_yaml_1_2("v: 12")["v"]
+    assert math.isnan(ky.load_yaml_1_2("v: .NaN")["v"])
+    twelve = ky.load_yaml_1_2("v: 12")["v"]
     assert isinstance(twelve, int) and not isinstance(twelve, bool)
-    assert isinstance(kh.load_yaml_1_2("v: !!float 12")["v"], float)
+    assert isinstance(ky.load_yaml_1_2("v: !!float 12")["v"], float)
     with pytest.raises(YamlInputError):
-        kh.load_yaml_1_2("v: !!int 1_000")
+        ky.load_yaml_1_2("v: !!int 1_000")
     with pytest.raises(YamlInputError):
-        kh.load_yaml_1_2("v: !!bool yes")
+        ky.load_yaml_1_2("v: !!bool yes")
 
 
 def test_load_yaml_1_2_mappings():
-    assert kh.load_yaml_1_2("base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\n")["m"] == {"x": 1, "y": 3}
+    assert ky.load_yaml_1_2("base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\n")["m"] == {"x": 1, "y": 3}
     with pytest.raises(YamlInputError, match="duplicated mapping key"):
-        kh.load_yaml_1_2("a: 1\na: 2\n")
+        ky.load_yaml_1_2("a: 1\na: 2\n")
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -400,26 +401,26 @@ def test_load_yaml_1_2_mappings():
 ])
 def test_load_yaml_kurl_scalars(text, expected):
     # Expected values checked with js-yaml 4.1.0's load() in Node.
-    value = kh.load_yaml_kurl("v: %s\n" % text)["v"]
+    value = ky.load_yaml_kurl("v: %s\n" % text)["v"]
     assert value == expected and type(value) is type(expected)
 
 
 def test_load_yaml_kurl_collections():
-    loaded = kh.load_yaml_kurl("1: a\ntrue: b\n~: c\ns: !!set {x, y}\no: !!omap [p: 1, q: 2]\n")
+    loaded = ky.load_yaml_kurl("1: a\ntrue: b\n~: c\ns: !!set {x, y}\no: !!omap [p: 1, q: 2]\n")
     assert loaded == {"1": "a", "true": "b", "null": "c", "s": {"x": None, "y": None}, "o": [{"p": 1}, {"q": 2}]}
     with pytest.raises(YamlInputError, match="duplicated mapping key"):
-        kh.load_yaml_kurl("1: a\n'1': b\n")
+        ky.load_yaml_kurl("1: a\n'1': b\n")
 
 
 # ---------------------------------------------------------------- conversions and errors
 
 
 def test_legacy_conversions_do_not_mutate_and_follow_kurl():
-    spec = kh.load_yaml_1_2(LEGACY_OLD)["spec"]
+    spec = ky.load_yaml_1_2(LEGACY_OLD)["spec"]
     before = repr(spec)
     converted = kh.legacy_conversions(spec)
     assert repr(spec) == before
-    assert converted == kh.load_yaml_1_2(LEGACY_NEW)["spec"]
+    assert converted == ky.load_yaml_1_2(LEGACY_NEW)["spec"]
 
 
 @pytest.mark.parametrize(("weave", "expected"), [
