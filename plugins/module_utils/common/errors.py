@@ -35,14 +35,6 @@ class PathEscapeError(MooringError, ValueError):
     """A name is not a safe path component, or a path resolves outside its root."""
 
 
-class CatalogError(MooringError):
-    """The catalog (or an overlay) is malformed or lacks what was asked for."""
-
-
-class ResolveError(MooringError):
-    """Versions could not be resolved or are not compatible with each other."""
-
-
 EXCERPT = 80
 
 

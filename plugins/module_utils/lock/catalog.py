@@ -25,7 +25,8 @@ except ImportError as _yaml_exc:  # a controller requirement; the import guard k
     YAML_IMPORT_ERROR = _yaml_exc
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio, yamlio
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import CatalogError, ResolveError, missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import CatalogError, ResolveError
 
 try:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet

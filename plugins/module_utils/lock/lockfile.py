@@ -33,10 +33,9 @@ except ImportError as _yaml_exc:  # a controller requirement; the import guard k
     YAML_IMPORT_ERROR = _yaml_exc
     _SafeDumper = object
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import control_plane_packages
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import canonical_json
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import PathEscapeError, safe_name
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import (
     ARTIFACT_KINDS,
@@ -44,7 +43,9 @@ from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog impor
     addon_contents,
     resolve_versions,
 )
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import LockError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import API_VERSION
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.network import control_plane_packages
 
 LOCK_KIND = "InstallerLock"
 DEFAULT_ARCHITECTURES = ("amd64",)
@@ -63,10 +64,6 @@ _IMAGE_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511}$")
 _FILE_NAME = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9_.+:@~%-]{1,255}$")
 _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _NO_CONTROL = re.compile(r"^[^\x00-\x20\x7f]+$")
-
-
-class LockError(MooringError):
-    """A lock file is missing, malformed or does not match its digest."""
 
 
 def lock_digest(lock):

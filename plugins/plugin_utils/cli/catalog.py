@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import sys
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import CatalogError
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli.spec import add_catalog_options
 
 
@@ -22,6 +21,8 @@ def _list(args):
     catalog = load_catalog(args.catalog, args.catalog_overlay)
     if args.addon:
         if args.addon not in catalog.addons:
+            from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import CatalogError
+
             raise CatalogError("add-on %r is not in the catalog (known: %s)" % (args.addon, ", ".join(catalog.names())))
         for version in catalog.versions(args.addon):
             supported = catalog.entry(args.addon, version).get("kubernetes") or "any"

@@ -4,22 +4,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
-# The backends (jsonschema, PyYAML, the catalog, the spec stage and its errors) are imported by the command
-# that runs, not here: only the group that runs is imported, and ``mooring catalog`` imports this module for
-# its options.
-
-
-def read_text(path):
-    """The text of an installer file ('-' for stdin)."""
-    from ansible_collections.mooring.cluster.plugins.module_utils.lock import resolve
-    from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import SpecError
-
-    try:
-        return resolve.read_text(path)
-    except OSError as exc:
-        raise SpecError("cannot read %s: %s" % (path, exc.strerror or exc)) from None
+# The backends (jsonschema, PyYAML, the catalog) are imported by the command that runs, not here:
+# only the group that runs is imported, and ``mooring catalog`` imports this module for its options.
 
 
 def warn(warnings):
@@ -35,14 +24,16 @@ def named(path, exc):
     return type(exc)(exc.args[0] if exc.args else "invalid", problems, exc.warnings)
 
 
-def read_installer(path):
-    """Parse and validate an installer file ('-' for stdin); problems name the file."""
-    from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import read_installer as parse
+@contextlib.contextmanager
+def about(path):
+    """Errors of reading the installer file ``path`` ('-' for stdin) as the CLI words them: a file that
+    cannot be read is a SpecError, and every problem of the spec names the file."""
     from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import SpecError
 
-    text = read_text(path)
     try:
-        return parse(text)
+        yield
+    except OSError as exc:
+        raise SpecError("cannot read %s: %s" % (path, exc.strerror or exc)) from None
     except SpecError as exc:
         raise named(path, exc) from None
 
@@ -65,34 +56,35 @@ def output_target(path):
 
 
 def _validate(args):
-    installer = read_installer(args.file)
+    from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import read_installer
+
+    with about(args.file):
+        installer = read_installer(path=args.file)
     warn(installer.warnings)
     sys.stdout.write("%s: valid (%s installer, hash %s)\n" % (args.file, installer.source, installer.hash))
     return 0
 
 
 def _hash(args):
-    from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import SpecError
+    from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import read_text
     from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import hash_installer
 
-    text = read_text(args.file)
-    try:
-        short, _digest, warnings = hash_installer(text)
-    except SpecError as exc:
-        raise named(args.file, exc) from None
+    with about(args.file):
+        short, _digest, warnings = hash_installer(read_text(args.file))
     warn(warnings)
     sys.stdout.write(short + "\n")
     return 0
 
 
 def _resolve(args):
-    from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import ResolveError
     from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import write_if_changed
+    from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import ResolveError
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import dump_lock
-    from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import resolve
+    from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import read_installer, resolve
 
     output_target(args.output)
-    installer = read_installer(args.file)
+    with about(args.file):
+        installer = read_installer(path=args.file)
     warn(installer.warnings)
     try:
         text = dump_lock(resolve(installer, args.catalog, args.catalog_overlay, args.arch))

@@ -25,7 +25,8 @@ from ansible_collections.mooring.cluster.plugins.module_utils.bundle import buil
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as h
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import layout
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519
-from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import LockError, lock_digest
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import LockError
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import lock_digest
 
 
 def sha(data):

@@ -12,8 +12,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import CatalogError, ResolveError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock import catalog as cat
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import CatalogError, ResolveError
 
 SPEC_ADDONS = ("kubernetes", "etcd", "containerd", "calico", "cilium", "flannel", "localPathProvisioner", "longhorn",
                "openebs", "ingressNginx", "contour", "metricsServer", "registry")

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import addon_contents, load_catalog
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import LockError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import (
-    LockError,
     build_lock,
     check_shape,
     dump_lock,

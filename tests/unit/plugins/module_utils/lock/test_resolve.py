@@ -18,10 +18,10 @@ import textwrap
 import pytest
 import yaml
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import CatalogError
 from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks
 from ansible_collections.mooring.cluster.plugins.module_utils.lock import resolve as pipeline
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import CatalogError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import build_lock, dump_lock
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import SpecError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import Installer, parse_installer

@@ -100,7 +100,7 @@ def test_catalog_list_imports_no_cryptography_and_no_schema(tmp_path):
     assert run.returncode == 0, run.stderr
     assert [lib for lib in ("jsonschema", "cryptography", "pycdlib", "ansible.module_utils.urls")
             if loaded(modules, lib)] == []
-    assert backends(modules, "common") == [UTILS + ".lock", UTILS + ".lock.catalog"]
+    assert backends(modules, "common") == [UTILS + ".lock", UTILS + ".lock.catalog", UTILS + ".lock.errors"]
 
 
 def test_spec_hash_reads_no_catalog_and_no_certificates(tmp_path):

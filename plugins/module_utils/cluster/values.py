@@ -13,16 +13,12 @@ reading the lock's shape in Jinja. Plain data in, plain data out; a malformed lo
 from __future__ import annotations
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import boundary, install_plan
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import (
-    DEFAULT_ROUTER_ID,
-    MODES,
-    EndpointError,
-    control_plane_packages,
-    ip_endpoint,
-)
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import KubeadmError, parse_version
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import LOOPBACK, LockError, proxy_variables
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import LockError
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import LOOPBACK, proxy_variables
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import EndpointError
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.network import DEFAULT_ROUTER_ID, MODES, control_plane_packages, ip_endpoint
 
 API_PORT = 6443
 DEFAULT_CLUSTER_NAME = "kubernetes"

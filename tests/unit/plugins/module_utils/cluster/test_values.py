@@ -16,16 +16,16 @@ import pytest
 import yaml
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import layout
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.values import LockValuesError, lock_values
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import LockError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import (
-    LockError,
     build_lock,
     dump_lock,
     load_lock,
     lock_digest,
 )
-from ansible_collections.mooring.cluster.plugins.module_utils.lock.values import LockValuesError, lock_values
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import parse_installer
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
@@ -155,7 +155,7 @@ def test_the_proxy_with_the_cluster_s_own_addresses_never_proxied():
 
 
 def test_the_environment_file_escapes_quotes_and_backslashes():
-    from ansible_collections.mooring.cluster.plugins.module_utils.lock.values import proxy_files
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.values import proxy_files
     text = proxy_files({"HTTP_PROXY": 'http://u:p"x\\@h:1'})["env_file"]["content"]
     assert text.splitlines()[1] == 'HTTP_PROXY="http://u:p\\"x\\\\@h:1"'
 
