@@ -35,8 +35,9 @@ except ImportError as _yaml_exc:  # a controller requirement; the import guard k
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import canonical_json
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import PathEscapeError, safe_name
+from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import Shape, field
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import (
     ARTIFACT_KINDS,
     IMAGE_ARCHIVE_FORMATS,
@@ -62,7 +63,6 @@ _IMAGE_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511}$")
 # One component of an artifact's ``dest``: a safe name, plus '~' and '%' (Debian file names:
 # ``containerd_1.6.20~ds1-1_amd64.deb``, an epoch as ``%3a``); never '.', '..' or a separator.
 _FILE_NAME = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9_.+:@~%-]{1,255}$")
-_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _NO_CONTROL = re.compile(r"^[^\x00-\x20\x7f]+$")
 
 
@@ -151,17 +151,6 @@ def check_lock(lock, where="lock"):
     return lock
 
 
-# --------------------------------------------------------------------------------------------
-# Shape: every field a reader of the lock uses, with the type it expects (one line per refusal)
-# --------------------------------------------------------------------------------------------
-def _field(path, key):
-    """``path.key`` (``path[key]`` for an index); a key that is not plain is quoted (bounded)."""
-    if isinstance(key, int) and not isinstance(key, bool):
-        return "%s[%d]" % (path, key)
-    text = key if isinstance(key, str) and _PLAIN_KEY.match(key) else yamlio.excerpt(key, 60)
-    return "%s.%s" % (path, text) if path else text
-
-
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
 
 
@@ -176,172 +165,104 @@ def proxy_variables(proxy, no_proxy):
             "http_proxy": http, "https_proxy": https, "no_proxy": joined}
 
 
-class _Shape(object):
+# --------------------------------------------------------------------------------------------
+# Shape: every field a reader of the lock uses, with the type it expects (one line per refusal)
+# --------------------------------------------------------------------------------------------
+class LockShape(Shape):
     """Checks one lock; the first problem raises :class:`LockError` naming ``where`` and the field."""
 
-    def __init__(self, where):
-        self.where = where
+    error = LockError
 
-    def fail(self, path, problem):
-        raise LockError("%s: %s: %s" % (self.where, path, problem))
-
-    def json_shaped(self, value, path):
-        """Mappings with string keys, lists and scalars only: what the digest (canonical JSON) takes."""
-        stack = [(value, path)]
-        while stack:
-            item, where = stack.pop()
-            if isinstance(item, dict):
-                for key, sub in item.items():
-                    if not isinstance(key, str):
-                        self.fail("%s.%s" % (where, yamlio.excerpt(key, 60)) if where else yamlio.excerpt(key, 60),
-                                  "a key must be a string, not %s" % type(key).__name__)
-                    stack.append((sub, _field(where, key)))
-            elif isinstance(item, list):
-                stack.extend((sub, _field(where, i)) for i, sub in enumerate(item))
-            elif item is not None and not isinstance(item, (str, int, float)):
-                self.fail(where or "the lock", "%s is not a JSON value" % type(item).__name__)
-
-    def mapping(self, value, path, optional=False):
-        if value is None and optional:
-            return {}
-        if not isinstance(value, dict):
-            self.fail(path, "must be a mapping, not %s" % _type(value))
-        return value
-
-    def listing(self, value, path, optional=False):
-        if value is None and optional:
-            return []
-        if not isinstance(value, list):
-            self.fail(path, "must be a list, not %s" % _type(value))
-        return value
-
-    def text(self, value, path, optional=False, limit=1024):
-        if value is None and optional:
-            return None
-        if not isinstance(value, str) or not value:
-            self.fail(path, "must be a non-empty string, not %s" % _type(value))
-        if len(value) > limit:
-            self.fail(path, "longer than %d characters" % limit)
-        return value
-
-    def name(self, value, path, what, key=False):
-        """A single safe path component (fileio.safe_name); a ``key`` is already named by ``path``."""
+    def name(self, value, path, what):
+        """A single safe path component (fileio.safe_name)."""
         try:
             return safe_name(value, what)
         except PathEscapeError:
-            self.fail(path, "%snot a safe name (letters, digits and . _ - + : @; no '/' or '..')"
-                      % ("" if key else "%s is " % yamlio.excerpt(value)))
+            self.expected(path, "a safe name (letters, digits and . _ - + : @; no '/' or '..')", value, show_value=True)
 
-    def relative_path(self, value, path, what):
+    def relative_path(self, value, path):
         """A relative path whose every component is a safe file name (:data:`_FILE_NAME`)."""
         text = self.text(value, path, limit=1024)
         if text.startswith("/"):
-            self.fail(path, "%s %s must be a relative path" % (what, yamlio.excerpt(value)))
+            self.expected(path, "a relative path", value, show_value=True)
         for part in text.split("/"):
             if not _FILE_NAME.match(part):
-                self.fail(path, "%s %s: %s is not a safe file name (letters, digits and . _ - + : @ ~ %%; "
-                          "no '..')" % (what, yamlio.excerpt(value), yamlio.excerpt(part, 40)))
+                self.fail(path, "must be a relative path of safe file names (letters, digits and . _ - + : @ ~ %%; "
+                          "no '..'), not %s (%s)" % (excerpt(value), excerpt(part, 40)))
         return text
-
-    def pattern(self, value, path, regex, what, optional=False):
-        if value is None and optional:
-            return None
-        if not isinstance(value, str) or not regex.match(value):
-            self.fail(path, "%s is not %s" % (yamlio.excerpt(value), what))
-        return value
-
-    def count(self, value, path):
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            self.fail(path, "%s is not a size in bytes (a whole number >= 0)" % yamlio.excerpt(value))
-        return value
 
     def url(self, value, path):
         text = self.text(value, path, limit=MAX_URL)
         if not _NO_CONTROL.match(text):
-            self.fail(path, "%s contains spaces or control characters" % yamlio.excerpt(value))
+            self.expected(path, "a URL without spaces or control characters", value, show_value=True)
         if not text.startswith(URL_SCHEMES):
-            self.fail(path, "%s: only %s URLs are fetched" % (yamlio.excerpt(value), ", ".join(URL_SCHEMES)))
+            self.expected(path, "a URL the bundle builder fetches (%s)" % ", ".join(URL_SCHEMES), value, show_value=True)
         if text.startswith("file://") and not text.startswith("file:///"):
-            self.fail(path, "%s: a file:// URL needs an absolute path (file:///...)" % yamlio.excerpt(value))
+            self.expected(path, "a file:// URL with an absolute path (file:///...)", value, show_value=True)
         return text
 
     def image_ref(self, value, path):
         ref = self.pattern(value, path, _IMAGE_REF, "an image reference ([REGISTRY/]PATH[:TAG][@DIGEST])")
         if any(part in ("", ".", "..") for part in ref.split("@", 1)[0].split("/")):
-            self.fail(path, "%s is not an image reference (an empty, '.' or '..' path component)"
-                      % yamlio.excerpt(value))
+            self.expected(path, "an image reference (no empty, '.' or '..' path component)", value, show_value=True)
         return ref
 
     def packages(self, value, path):
         for distro, names in self.mapping(value, path, optional=True).items():
-            where = _field(path, distro)
-            self.name(distro, where, "distribution", key=True)
+            where = field(path, distro)
+            self.name(distro, where, "distribution")
             for i, package in enumerate(self.listing(names, where, optional=True)):
-                self.pattern(package, _field(where, i), _PACKAGE_NAME, "a Debian package name")
+                self.pattern(package, field(where, i), _PACKAGE_NAME, "a Debian package name")
 
     def artifact(self, art, path):
         self.mapping(art, path)
-        self.name(art.get("name"), _field(path, "name"), "artifact name")
-        kind = art.get("kind")
-        if kind is not None and kind not in ARTIFACT_KINDS:
-            self.fail(_field(path, "kind"), "%s is not one of %s" % (yamlio.excerpt(kind), ", ".join(ARTIFACT_KINDS)))
+        self.name(art.get("name"), field(path, "name"), "artifact name")
+        self.one_of(art.get("kind"), field(path, "kind"), ARTIFACT_KINDS, optional=True)
         if art.get("arch") is not None:
-            self.name(art["arch"], _field(path, "arch"), "architecture")
-        url = self.url(art.get("url"), _field(path, "url"))
-        self.pattern(art.get("sha256"), _field(path, "sha256"), _HEX64, "a sha256 (64 hex digits)", optional=True)
-        self.count(art.get("size"), _field(path, "size"))
+            self.name(art["arch"], field(path, "arch"), "architecture")
+        url = self.url(art.get("url"), field(path, "url"))
+        self.pattern(art.get("sha256"), field(path, "sha256"), _HEX64, "a sha256 (64 hex digits)", optional=True)
+        self.count(art.get("size"), field(path, "size"), optional=True, what="a size in bytes (a whole number >= 0)")
         if art.get("dest") is not None:
-            self.relative_path(art["dest"], _field(path, "dest"), "dest")
+            self.relative_path(art["dest"], field(path, "dest"))
         elif not _FILE_NAME.match(posixpath.basename(url.split("?", 1)[0])):
             # Without 'dest' the bundle builder stores it under the URL's last component.
-            self.fail(_field(path, "url"), "%s ends in no safe file name; set 'dest'" % yamlio.excerpt(url))
+            self.expected(field(path, "url"), "a URL ending in a safe file name (else set 'dest')", url, show_value=True)
 
     def image(self, image, path):
         self.mapping(image, path)
-        self.image_ref(image.get("ref"), _field(path, "ref"))
-        self.pattern(image.get("digest"), _field(path, "digest"), _IMAGE_DIGEST, "sha256:<64 hex digits>",
+        self.image_ref(image.get("ref"), field(path, "ref"))
+        self.pattern(image.get("digest"), field(path, "digest"), _IMAGE_DIGEST, "sha256:<64 hex digits>",
                      optional=True)
         archive = image.get("archive")
         if archive is None:
             return
-        where = _field(path, "archive")
+        where = field(path, "archive")
         self.mapping(archive, where)
-        self.url(archive.get("url"), _field(where, "url"))
-        self.pattern(archive.get("sha256"), _field(where, "sha256"), _HEX64, "a sha256 (64 hex digits)",
+        self.url(archive.get("url"), field(where, "url"))
+        self.pattern(archive.get("sha256"), field(where, "sha256"), _HEX64, "a sha256 (64 hex digits)",
                      optional=True)
-        fmt = archive.get("format")
-        if fmt is not None and fmt not in IMAGE_ARCHIVE_FORMATS:
-            self.fail(_field(where, "format"), "%s is not one of %s"
-                      % (yamlio.excerpt(fmt), ", ".join(IMAGE_ARCHIVE_FORMATS)))
-        self.count(archive.get("size"), _field(where, "size"))
+        self.one_of(archive.get("format"), field(where, "format"), IMAGE_ARCHIVE_FORMATS, optional=True)
+        self.count(archive.get("size"), field(where, "size"), optional=True, what="a size in bytes (a whole number >= 0)")
 
-    def addon(self, name, addon, path):
-        self.mapping(addon, path)
-        if "version" not in addon:
-            self.fail(path, "'version' is missing")
-        self.name(addon["version"], _field(path, "version"), "version")
-        self.text(addon.get("requested"), _field(path, "requested"), optional=True)
-        self.text(addon.get("category"), _field(path, "category"), optional=True)
+    def addon(self, addon, path):
+        self.keys(addon, path, required=("version",))
+        self.name(addon["version"], field(path, "version"), "version")
+        self.text(addon.get("requested"), field(path, "requested"), optional=True)
+        self.text(addon.get("category"), field(path, "category"), optional=True)
         if "options" in addon:
-            self.mapping(addon["options"], _field(path, "options"))
-        where = _field(path, "artifacts")
+            self.mapping(addon["options"], field(path, "options"))
+        where = field(path, "artifacts")
         for i, art in enumerate(self.listing(addon.get("artifacts"), where, optional=True)):
-            self.artifact(art, _field(where, i))
-        where = _field(path, "images")
+            self.artifact(art, field(where, i))
+        where = field(path, "images")
         for i, image in enumerate(self.listing(addon.get("images"), where, optional=True)):
-            self.image(image, _field(where, i))
+            self.image(image, field(where, i))
         for key in ("packages", "controlPlanePackages"):
-            self.packages(addon.get(key), _field(path, key))
+            self.packages(addon.get(key), field(path, key))
 
-    def lock(self, lock):
-        if not isinstance(lock, dict) or lock.get("kind") != LOCK_KIND:
-            raise LockError("%s: not an installer lock (kind must be %s)" % (self.where, LOCK_KIND))
-        self.json_shaped(lock, "")
-        for key in ("hash", "addons", "digest", "architectures"):
-            if key not in lock:
-                raise LockError("%s: '%s' is missing" % (self.where, key))
+    def settings(self, lock):
+        """The lock's own fields (but its add-ons): versions, digests, metadata, spec, preflights, proxy."""
         self.text(lock.get("apiVersion"), "apiVersion", optional=True, limit=128)
         self.text(lock["hash"], "hash", limit=128)
         self.pattern(lock["digest"], "digest", _HEX64, "a sha256 (64 hex digits)")
@@ -355,23 +276,24 @@ class _Shape(object):
         for key in ("http", "https"):
             self.text(proxy.get(key), "proxy." + key, optional=True, limit=2048)
         for i, entry in enumerate(self.listing(proxy.get("noProxy"), "proxy.noProxy", optional=True)):
-            self.text(entry, _field("proxy.noProxy", i), limit=253)
+            self.text(entry, field("proxy.noProxy", i), limit=253)
+
+    def lock(self, lock):
+        if not isinstance(lock, dict) or lock.get("kind") != LOCK_KIND:
+            self.fail("", "not an installer lock (kind must be %s)" % LOCK_KIND)
+        self.json_shaped(lock, "")
+        self.keys(lock, "", required=("hash", "addons", "digest", "architectures"))
+        self.settings(lock)
         for i, arch in enumerate(self.listing(lock["architectures"], "architectures")):
-            self.name(arch, _field("architectures", i), "architecture")
+            self.name(arch, field("architectures", i), "architecture")
         for name, addon in sorted(self.mapping(lock["addons"], "addons").items()):
-            where = _field("addons", name)
-            self.name(name, where, "add-on", key=True)
-            self.addon(name, addon, where)
+            where = field("addons", name)
+            self.name(name, where, "add-on")
+            self.addon(addon, where)
         return lock
-
-
-def _type(value):
-    return "null" if value is None else {"dict": "a mapping", "list": "a list", "str": "a string",
-                                         "bool": "a boolean", "int": "a number",
-                                         "float": "a number"}.get(type(value).__name__, type(value).__name__)
 
 
 def check_shape(lock, where="lock"):
     """``lock`` when every field has the type its readers expect and every value that becomes part of
     a path is a safe name; else :class:`LockError` (one line: ``where``, the field, the problem)."""
-    return _Shape(where).lock(lock)
+    return LockShape(where).lock(lock)

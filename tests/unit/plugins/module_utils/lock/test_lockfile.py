@@ -113,17 +113,17 @@ def test_every_catalog_version_has_a_safe_shape():
 
 
 @pytest.mark.parametrize("edit,message", [
-    (lambda lk: lk["addons"].update({"../../x": lk["addons"].pop("etcd")}), r"addons\.'\.\./\.\./x': not a safe name"),
+    (lambda lk: lk["addons"].update({"../../x": lk["addons"].pop("etcd")}), r"addons\.'\.\./\.\./x': must be a safe name"),
     (lambda lk: lk["addons"]["kubernetes"]["artifacts"][0].update(arch="../../../ESCAPED"),
-     r"addons\.kubernetes\.artifacts\[0\]\.arch: '\.\./\.\./\.\./ESCAPED' is not a safe name"),
+     r"addons\.kubernetes\.artifacts\[0\]\.arch: must be a safe name .*, not '\.\./\.\./\.\./ESCAPED'"),
     (lambda lk: lk["addons"]["kubernetes"]["artifacts"][0].update(dest="../x"),
-     r"artifacts\[0\]\.dest: dest '\.\./x': '\.\.' is not a safe file name"),
-    (lambda lk: lk["addons"]["kubernetes"]["images"][0].update(ref="/abs/x:1"), r"images\[0\]\.ref: .*image reference"),
-    (lambda lk: lk["addons"]["kubernetes"]["packages"].update(debian=["-oX=y"]), r"packages\.debian\[0\]: '-oX=y'"),
+     r"artifacts\[0\]\.dest: must be a relative path of safe file names .*, not '\.\./x' \('\.\.'\)"),
+    (lambda lk: lk["addons"]["kubernetes"]["images"][0].update(ref="/abs/x:1"), r"images\[0\]\.ref: must be an image reference"),
+    (lambda lk: lk["addons"]["kubernetes"]["packages"].update(debian=["-oX=y"]), r"packages\.debian\[0\]: must be a Debian package name, not '-oX=y'"),
     (lambda lk: lk.update(addons=["etcd"]), r"addons: must be a mapping, not a list"),
     (lambda lk: lk["addons"]["etcd"].update(artifacts="x"), r"addons\.etcd\.artifacts: must be a list, not a string"),
     (lambda lk: lk.update(architectures="amd64"), r"architectures: must be a list, not a string"),
-    (lambda lk: lk["addons"]["etcd"]["artifacts"][0].update(url="ftp://x/etcd.tgz"), r"only https://, http://, file://"),
+    (lambda lk: lk["addons"]["etcd"]["artifacts"][0].update(url="ftp://x/etcd.tgz"), r"url: must be a URL the bundle builder fetches"),
 ])
 def test_recomputed_digest_does_not_pass_a_bad_shape(tmp_path, edit, message):
     lock = _lock()
@@ -142,11 +142,11 @@ def test_recomputed_digest_does_not_pass_a_bad_shape(tmp_path, edit, message):
     (b"", r"not an installer lock"),
     (b"- 1\n", r"not an installer lock"),
     (b"kind: InstallerLock\nhash: x\naddons: {}\narchitectures: []\ndigest: 2024-01-01\n",
-     r"digest: '2024-01-01' is not a sha256"),
+     r"digest: must be a sha256 \(64 hex digits\), not '2024-01-01'"),
     (b"kind: InstallerLock\nhash: x\naddons: {1: {}}\narchitectures: []\ndigest: x\n",
-     r"addons\.1: a key must be a string, not int"),
+     r"addons\[1\]: must be a key that is a string, not a number"),
     (b"kind: InstallerLock\nhash: !!binary aGVsbG8=\naddons: {}\narchitectures: []\ndigest: x\n",
-     r"hash: bytes is not a JSON value"),
+     r"hash: must be a JSON value, not a bytes"),
 ])
 def test_load_lock_bad_files_one_line(tmp_path, content, message):
     path = tmp_path / "lock.yaml"
