@@ -48,16 +48,6 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
     HAS_PYCDLIB = False
     PYCDLIB_IMPORT_ERROR = _exc
 
-try:
-    import jsonschema  # pylint: disable=unused-import
-
-    HAS_JSONSCHEMA = True
-    JSONSCHEMA_IMPORT_ERROR = None
-except ImportError as _exc:  # pragma: no cover - depends on the environment
-    jsonschema = None
-    HAS_JSONSCHEMA = False
-    JSONSCHEMA_IMPORT_ERROR = _exc
-
 
 MANIFEST = "manifest.yaml"
 SUMS = "SHA256SUMS"

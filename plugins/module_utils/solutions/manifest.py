@@ -1,24 +1,28 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""PRIVATE to mooring.cluster: the solution manifest (manifest.yaml): its schema and its checks.
+"""PRIVATE to mooring.cluster: the solution manifest (manifest.yaml): its shape and its checks.
 
-:data:`MANIFEST_SCHEMA` is the shape of ``kind: Solution``; :func:`check_manifest_data` lists
-every problem of a parsed manifest, each naming its field, including what the schema cannot say
-(an image listed twice, the operator image not listed, names that would not be safe paths).
+:class:`ManifestShape` is the shape of ``kind: Solution`` (a :class:`common.shape.Shape`: one
+line per wrong field, ``manifest.yaml: FIELD: must be EXPECTED, not FOUND``);
+:func:`check_manifest_data` lists every problem of a parsed manifest, each naming its field,
+including what the shape cannot say (an image listed twice, the operator image not listed,
+names that would not be safe paths).
 """
 
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import HAS_JSONSCHEMA, JSONSCHEMA_IMPORT_ERROR, jsonschema, require
+from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import Shape, field
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import MANIFEST, MAX_MANIFEST_BYTES, SolutionError
 
 API_VERSION = "solutions.mooring.io/v1alpha1"
 KIND = "Solution"
 DISPLAY_NAME_ANNOTATION = "solutions.mooring.io/display-name"
 
-# Patterns end with \Z, not $: jsonschema searches with Python's re, where $ also matches
+# Patterns end with \Z, not $: in Python's re, $ also matches
 # before a final newline ("example\n" would pass and become part of a path).
 NAME_RE = r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?\Z"
 IMAGE_NAME_RE = r"^[a-z0-9]+([._-][a-z0-9]+)*(/[a-z0-9]+([._-][a-z0-9]+)*)*\Z"
@@ -28,94 +32,91 @@ VERSION_RE = (
     r"(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?\Z"
 )
 
-MANIFEST_SCHEMA = {
-    "type": "object",
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "additionalProperties": False,
-    "properties": {
-        "apiVersion": {"const": API_VERSION},
-        "kind": {"const": KIND},
-        "metadata": {
-            "type": "object",
-            "required": ["name"],
-            "additionalProperties": False,
-            "properties": {
-                "name": {"type": "string", "pattern": NAME_RE},
-                "annotations": {
-                    "type": "object",
-                    "additionalProperties": {"type": "string"},
-                    "properties": {DISPLAY_NAME_ANNOTATION: {"type": "string", "minLength": 1, "maxLength": 128}},
-                },
-            },
-        },
-        "spec": {
-            "type": "object",
-            "required": ["version", "images", "operator"],
-            "additionalProperties": False,
-            "properties": {
-                "version": {"type": "string", "pattern": VERSION_RE},
-                "images": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {
-                        "type": "object",
-                        "required": ["name", "tag"],
-                        "additionalProperties": False,
-                        "properties": {
-                            "name": {"type": "string", "pattern": IMAGE_NAME_RE, "maxLength": 128},
-                            "tag": {"type": "string", "pattern": TAG_RE},
-                        },
-                    },
-                },
-                "operator": {
-                    "type": "object",
-                    "required": ["image"],
-                    "additionalProperties": False,
-                    "properties": {
-                        "image": {
-                            "type": "object",
-                            "required": ["name", "tag"],
-                            "additionalProperties": False,
-                            "properties": {
-                                "name": {"type": "string", "pattern": IMAGE_NAME_RE},
-                                "tag": {"type": "string", "pattern": TAG_RE},
-                            },
-                        }
-                    },
-                },
-            },
-        },
-    },
-}
+# What each pattern is, in words (the Shape message: "must be WHAT, not VALUE").
+NAME_WHAT = "a name of at most 40 lowercase letters, digits and '-', starting and ending with a letter or digit"
+IMAGE_NAME_WHAT = ("an image name: lowercase letters and digits, joined by '.', '_' or '-', "
+                   "in parts separated by '/'")
+TAG_WHAT = "an image tag: letters, digits, '_', '.' and '-', at most 128, not starting with '.' or '-'"
+VERSION_WHAT = "a semantic version (X.Y.Z[-pre][+build])"
+TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec")
+MAX_IMAGE_NAME = 128
+MAX_DISPLAY_NAME = 128
 
 
-def _schema_path(error):
-    out = ""
-    for p in error.absolute_path:
-        out += "[%d]" % p if isinstance(p, int) else ("." if out else "") + str(p)
-    return out or "(document)"
+class ManifestShape(Shape):
+    """manifest.yaml (``kind: Solution``) field by field; :meth:`problems` lists one line per wrong field."""
+
+    error = SolutionError
+
+    def __init__(self):
+        super().__init__(MANIFEST)
+
+    def problems(self, data):
+        """Every problem of the parsed manifest ``data`` (one per wrong field), in the Shape style."""
+        found = []
+        if not isinstance(data, dict):
+            self.collect(found, self.expected, "(document)", "a mapping with apiVersion, kind, metadata and spec", data)
+            return found
+        for key in TOP_FIELDS:
+            if key not in data:
+                self.collect(found, self.fail, key, "is missing")
+        self.collect(found, self.keys, data, "", (), TOP_FIELDS)
+        if "apiVersion" in data:
+            self.collect(found, self.one_of, data["apiVersion"], "apiVersion", (API_VERSION,))
+        if "kind" in data:
+            self.collect(found, self.one_of, data["kind"], "kind", (KIND,))
+        if "metadata" in data and self.collect(found, self.keys, data["metadata"], "metadata", ("name",), ("annotations",)):
+            self.metadata(found, data["metadata"])
+        if "spec" in data and self.collect(found, self.keys, data["spec"], "spec", ("version", "images", "operator"), ()):
+            self.spec(found, data["spec"])
+        return found
+
+    def collect(self, found, check, *args):
+        """Run one check; its problem (when it fails) goes to ``found``. True when it passed."""
+        try:
+            check(*args)
+        except SolutionError as exc:
+            found.append(str(exc))
+            return False
+        return True
+
+    def metadata(self, found, meta):
+        """metadata: the name, and annotations of strings (the display name at most 128 characters)."""
+        self.collect(found, self.pattern, meta["name"], "metadata.name", re.compile(NAME_RE), NAME_WHAT)
+        annotations = meta.get("annotations")
+        if "annotations" in meta and not self.collect(found, self.mapping, annotations, "metadata.annotations"):
+            return
+        for key, value in sorted((annotations or {}).items(), key=lambda kv: str(kv[0])):
+            path = field("metadata.annotations", key)
+            if key == DISPLAY_NAME_ANNOTATION:
+                self.collect(found, self.text, value, path, False, MAX_DISPLAY_NAME)
+            else:
+                self.collect(found, self.text, value, path, False, MAX_MANIFEST_BYTES, True)
+
+    def spec(self, found, spec):
+        """spec: the version, at least one image, and the operator's image."""
+        self.collect(found, self.pattern, spec["version"], "spec.version", re.compile(VERSION_RE), VERSION_WHAT)
+        if self.collect(found, self.listing, spec["images"], "spec.images"):
+            if not spec["images"]:
+                self.collect(found, self.fail, "spec.images", "must list at least one image, not an empty list")
+            for i, image in enumerate(spec["images"]):
+                self.collect(found, self.image, image, "spec.images[%d]" % i)
+        if self.collect(found, self.keys, spec["operator"], "spec.operator", ("image",), ()):
+            self.collect(found, self.image, spec["operator"]["image"], "spec.operator.image")
+
+    def image(self, image, path):
+        """An image: ``name`` and ``tag``, nothing else (raises at the first wrong field)."""
+        self.keys(image, path, ("name", "tag"), ())
+        self.pattern(image["name"], path + ".name", re.compile(IMAGE_NAME_RE), IMAGE_NAME_WHAT)
+        if len(image["name"]) > MAX_IMAGE_NAME:
+            self.fail(path + ".name", "must be at most %d characters, not %d" % (MAX_IMAGE_NAME, len(image["name"])))
+        self.pattern(image["tag"], path + ".tag", re.compile(TAG_RE), TAG_WHAT)
 
 
 def check_manifest_data(data):
-    """Problems (strings, each naming the field) in a parsed manifest.yaml."""
-    require(HAS_JSONSCHEMA, "jsonschema", JSONSCHEMA_IMPORT_ERROR)
-    if not isinstance(data, dict):
-        return ["(document): must be a mapping with apiVersion, kind, metadata and spec"]
-    validator = jsonschema.Draft7Validator(MANIFEST_SCHEMA)
-    problems = []
-    for err in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]):
-        if err.validator == "pattern":
-            msg = "%s does not match %s" % (excerpt(err.instance), err.validator_value)
-        elif err.validator == "const":
-            msg = "must be %r, got %s" % (err.validator_value, excerpt(err.instance))
-        elif err.validator == "additionalProperties":
-            extra = sorted(str(k) for k in err.instance if k not in (err.schema.get("properties") or {}))
-            msg = "unknown field(s) %s" % excerpt(", ".join(extra), 200)
-        elif err.validator == "type":
-            msg = "%s is not of type %r" % (excerpt(err.instance), err.validator_value)
-        else:
-            msg = err.message if len(err.message) <= 200 else err.message[:197] + "..."
-        problems.append("%s: %s" % (_schema_path(err), msg))
+    """Problems (strings ``manifest.yaml: FIELD: ...``, one per wrong field) in a parsed manifest.yaml."""
+    shape = ManifestShape()
+    problems = shape.problems(data)
     if problems:
         return problems
     spec = data["spec"]
@@ -123,18 +124,17 @@ def check_manifest_data(data):
     for i, img in enumerate(spec["images"]):
         key = (img["name"], img["tag"])
         if key in seen:
-            problems.append("spec.images[%d]: %s:%s is listed twice" % (i, key[0], key[1]))
+            shape.collect(problems, shape.fail, "spec.images[%d]" % i, "%s:%s is listed twice" % key)
         seen.add(key)
     op = spec["operator"]["image"]
     if (op["name"], op["tag"]) not in seen:
-        problems.append(
-            "spec.operator.image: %s:%s is not listed in spec.images; list it there too" % (op["name"], op["tag"])
-        )
+        shape.collect(problems, shape.fail, "spec.operator.image",
+                      "%s:%s is not listed in spec.images; list it there too" % (op["name"], op["tag"]))
     try:  # what becomes a path: <name>-<version>, images/<name>/<tag>, <name>_<tag>.oci.tar
         fileio.safe_name("%s-%s" % (data["metadata"]["name"], spec["version"]), "solution name and version")
         for img in spec["images"]:
             for part in img["name"].split("/") + [img["tag"]]:
                 fileio.safe_name(part, "image name or tag")
     except fileio.PathEscapeError as exc:
-        problems.append("%s" % exc)
+        shape.collect(problems, shape.fail, "", str(exc))
     return problems

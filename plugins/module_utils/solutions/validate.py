@@ -153,9 +153,8 @@ class _ManifestChecks:
         except yamlio.YamlInputError as exc:
             self.problems.append(str(exc))
             return None
-        problems = check_manifest_data(data)
-        for p in problems:
-            self.bad(MANIFEST, p)
+        problems = check_manifest_data(data)  # each "manifest.yaml: FIELD: ..."
+        self.problems.extend(problems)
         return None if problems else data
 
     # -- checksums and signature -------------------------------------------------------

@@ -17,7 +17,7 @@ import sys
 
 
 def _backend():
-    """solutions/build.py (cryptography, pycdlib, jsonschema), imported by the command that runs;
+    """solutions/build.py (cryptography, pycdlib, PyYAML), imported by the command that runs;
     it has build_archive, generate_key and (from solutions/validate.py) validate_archive."""
     from ansible_collections.mooring.cluster.plugins.module_utils.solutions import build
 

@@ -180,8 +180,8 @@ def test_names_that_become_paths(src, tmp_path):
     data = example.manifest("1.0.0")
     data["spec"]["version"] = "1.0.0-" + "a" * 200
     problems = solution_manifest.check_manifest_data(data)
-    assert len(problems) == 1 and problems[0].startswith("solution name and version 'example-1.0.0-aaa")
-    assert "is not a safe name" in problems[0] and len(problems[0]) < 200
+    assert len(problems) == 1 and problems[0].startswith("manifest.yaml: solution name and version 'example-1.0.0-aaa")
+    assert "is not a safe name" in problems[0] and len(problems[0]) < 220
 
 
 def test_export_images_refuses_an_unsafe_summary(src, tmp_path):
