@@ -8,7 +8,7 @@ import pytest
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.lock import resolve
-from ansible_collections.mooring.cluster.plugins.module_utils.spec import installer
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import schema
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import SpecError
 
 
@@ -23,8 +23,8 @@ def test_the_message_names_the_pip_package_and_the_runtime_list():
 
 
 def test_an_installer_spec_without_jsonschema_says_what_to_install(monkeypatch):
-    monkeypatch.setattr(installer, "HAS_JSONSCHEMA", False)
-    monkeypatch.setattr(installer, "JSONSCHEMA_IMPORT_ERROR", ImportError("No module named 'jsonschema'"))
+    monkeypatch.setattr(schema, "HAS_JSONSCHEMA", False)
+    monkeypatch.setattr(schema, "JSONSCHEMA_IMPORT_ERROR", ImportError("No module named 'jsonschema'"))
     with pytest.raises(SpecError, match=r"pip install 'jsonschema'"):
         resolve.read_installer("apiVersion: cluster.mooring.io/v1beta1\nkind: Installer\nmetadata: {name: x}\n"
                                "spec: {kubernetes: {version: 1.35.x}, calico: {version: latest}}\n")

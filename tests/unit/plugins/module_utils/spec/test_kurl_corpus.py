@@ -28,14 +28,14 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 import yaml
 
-from ansible_collections.mooring.cluster.plugins.module_utils.spec import installer as inst
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurlinput, schema
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import kurl_hash_yaml
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli.main import main
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
 CORPUS = os.path.join(ROOT, "tests", "data", "kurl")
 _SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
-NOT_AN_ERROR = re.compile(r"unknown add-on|unknown field|not supported")
+NOT_AN_ERROR = re.compile(r"is not a known add-on|is not a known field|not supported")
 PLACEHOLDER = re.compile(r"__\w+__|\^\^ \w+ \^\^")
 
 
@@ -73,16 +73,16 @@ def run(tmp_path, *args):
 
 def expected_unsupported(doc):
     """What the document has that is not mapped, by path: add-ons whole, fields of mapped ones."""
-    names = [str(k) for k in doc if k not in inst.KURL_TOP_LEVEL]
+    names = [str(k) for k in doc if k not in kurlinput.KURL_TOP_LEVEL]
     for addon, values in (doc.get("spec") or {}).items():
-        fields = inst.KURL_MAPPING.get(addon)
+        fields = kurlinput.KURL_MAPPING.get(addon)
         if fields is None:
             names.append("spec.%s" % addon)
         elif isinstance(values, dict):
             names.extend("spec.%s.%s" % (addon, f) for f in values if f not in fields)
-            low, high = inst.NODE_PORT_RANGE
+            low, high = schema.NODE_PORT_RANGE
             names.extend("spec.%s.%s" % (addon, f) for f, v in values.items()
-                         if (addon, f) in inst.KURL_NODE_PORTS and isinstance(v, int) and not low <= v <= high)
+                         if (addon, f) in kurlinput.KURL_NODE_PORTS and isinstance(v, int) and not low <= v <= high)
     return sorted(names)
 
 
@@ -109,7 +109,7 @@ def test_a_real_kurl_spec(tmp_path, text):
         assert code == 0 and not errors, err
         assert "valid (kurl installer, hash " in out
     else:
-        assert errors == [e for e in errors if e.startswith("spec.kubernetes: required")], errors
+        assert errors == [e for e in errors if e.startswith("spec.kubernetes: is missing")], errors
     # Each unsupported item named once, nothing inside an ignored add-on named again.
     named = [w.split(":", 1)[0] for w in warnings if w.split(":", 1)[0] != "spec"]
     assert len(named) == len(set(named)), warnings

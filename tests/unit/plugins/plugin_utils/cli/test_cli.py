@@ -43,8 +43,8 @@ def test_bad_input_one_line_per_problem_and_nonzero(tmp_path):
     assert run.returncode == 1
     lines = run.stderr.strip().splitlines()
     assert lines == [
-        "error: %s: spec.etcd.topology: 'x' is not one of external, stacked" % bad,
-        "error: %s: spec.kubernetes.version: '1.31.z' is not an exact version, 'latest' or 'X.Y.x'" % bad,
+        "error: %s: spec.etcd.topology: must be one of external, stacked, not 'x'" % bad,
+        "error: %s: spec.kubernetes.version: must be an exact version, 'latest' or 'X.Y.x', not '1.31.z'" % bad,
     ]
     assert "Traceback" not in run.stderr
 
