@@ -25,7 +25,8 @@ except ImportError as _yaml_exc:  # a controller requirement; the import guard k
     YAML_IMPORT_ERROR = _yaml_exc
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio, yamlio
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt, missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import Shape, field
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import CatalogError, ResolveError
 
 try:
@@ -145,49 +146,95 @@ ADDON_SHAPE = {
 }
 
 
-def _shape(where, value, shape, problems):
-    if isinstance(shape, tuple):
-        if not isinstance(value, shape) or isinstance(value, bool):
-            problems.append("%s: %s is not %s" % (where, yamlio.excerpt(value, 40), " or ".join(
-                {"str": "a string", "int": "an integer", "float": "a number"}[t.__name__] for t in shape)))
-    elif isinstance(shape, list):
-        if not isinstance(value, list):
-            problems.append("%s: must be a list, not %s" % (where, yamlio.excerpt(value, 40)))
-        else:
-            for i, item in enumerate(value):
-                _shape("%s[%d]" % (where, i), item, shape[0], problems)
-    elif not isinstance(value, dict):
-        problems.append("%s: must be a mapping, not %s" % (where, yamlio.excerpt(value, 40)))
-    else:
-        for key, item in value.items():
-            sub = shape.get(key, shape.get("*"))
-            if not isinstance(key, str):
-                problems.append("%s: key %s is not a string" % (where, yamlio.excerpt(key, 40)))
-            elif sub is not None and item is not None:
-                _shape("%s.%s" % (where, key), item, sub, problems)
+_SCALARS = {(str,): "a string", (str, int, float): "a string or a number", (int,): "a whole number"}
+_SAFE = "a safe name (letters, digits and . _ - + ~ : @; no '/' or '..')"
+
+
+class AddonShape(Shape):
+    """Checks one add-on document of a catalog file or an overlay against :data:`ADDON_SHAPE`: one line
+    per wrong field (at most 20, each ``FILE: add-on.FIELD: must be EXPECTED, not FOUND``), then, when
+    every type is right, every name that becomes a path (add-on, architecture, artifact name, arch,
+    dest): a catalog or overlay cannot lead a bundle outside its cache."""
+
+    error = CatalogError
+    LIMIT = 20
+
+    def __init__(self, where):
+        super().__init__(where)
+        self.problems = []
+
+    def noted(self, check, *args, **kwargs):
+        """Run one check; its problem is noted (one line) and checking goes on. True when it passed."""
+        try:
+            check(*args, **kwargs)
+        except CatalogError as exc:
+            self.problems.append(str(exc))
+            return False
+        return True
+
+    def _scalar(self, value, path, kinds):
+        if not isinstance(value, kinds) or isinstance(value, bool):
+            self.expected(path, _SCALARS[kinds], value, show_value=True)
+
+    def _key(self, key, path):
+        if not isinstance(key, str):
+            self.expected(field(path, key), "a key that is a string", key, show_value=True)
+
+    def walk(self, value, path, shape):
+        """``value`` against ``shape``: a tuple of scalar types, ``[item shape]`` or ``{key: shape}`` (``*``: any key)."""
+        if isinstance(shape, tuple):
+            self.noted(self._scalar, value, path, shape)
+        elif isinstance(shape, list):
+            if self.noted(self.listing, value, path):
+                for i, item in enumerate(value):
+                    self.walk(item, field(path, i), shape[0])
+        elif self.noted(self.mapping, value, path):
+            for key, item in value.items():
+                sub = shape.get(key, shape.get("*"))
+                if self.noted(self._key, key, path) and sub is not None and item is not None:
+                    self.walk(item, field(path, key), sub)
+
+    def name(self, value, path):
+        try:
+            fileio.safe_name(value, path)
+        except fileio.PathEscapeError:
+            self.expected(path, _SAFE, value, show_value=True)
+
+    def dest(self, value, path):
+        for part in value.split("/"):
+            try:
+                fileio.safe_name(part, path)
+            except fileio.PathEscapeError:
+                self.fail(path, "must be a relative path of safe names (letters, digits and . _ - + ~ : @; no '..'), "
+                          "not %s (%s)" % (excerpt(value), excerpt(part, 40)))
+
+    def names(self, entry):
+        """Every name of ``entry`` (a well-typed add-on document) that becomes a path."""
+        self.noted(self.name, entry.get("name"), "add-on.name")
+        for i, arch in enumerate(entry.get("architectures") or []):
+            self.noted(self.name, arch, "add-on.architectures[%d]" % i)
+        arts = [("add-on.artifacts[%d]" % i, a) for i, a in enumerate(entry.get("artifacts") or [])]
+        for i, version in enumerate(entry.get("versions") or []):
+            arts += [("add-on.versions[%d].artifacts[%d]" % (i, j), a) for j, a in enumerate(version.get("artifacts") or [])]
+        for where, art in arts:
+            for key in ("name", "arch"):
+                if art.get(key) is not None:
+                    self.noted(self.name, art[key], "%s.%s" % (where, key))
+            if art.get("dest") is not None:
+                self.noted(self.dest, art["dest"], "%s.dest" % where)
+
+    def addon(self, entry):
+        """The problems of ``entry`` (an empty list when it is a well-formed add-on document)."""
+        self.walk(entry, "add-on", ADDON_SHAPE)
+        if not self.problems:
+            self.names(entry)
+        return self.problems[:self.LIMIT]
 
 
 def shape_problems(path, entry):
-    """One line per field of an add-on document whose type is not the catalog's (at most 20),
-    and every name that becomes a path (add-on, architecture, artifact name, arch, dest) checked
-    by :func:`fileio.safe_name`: a catalog or overlay cannot lead a bundle outside its cache."""
-    problems = []
-    _shape("add-on", entry, ADDON_SHAPE, problems)
-    if not problems:
-        named = [("name", entry.get("name"))] + [("architectures[%d]" % i, a) for i, a in enumerate(entry.get("architectures") or [])]
-        arts = [("artifacts[%d]" % i, a) for i, a in enumerate(entry.get("artifacts") or [])]
-        for i, version in enumerate(entry.get("versions") or []):
-            arts += [("versions[%d].artifacts[%d]" % (i, j), a) for j, a in enumerate(version.get("artifacts") or [])]
-        for where, art in arts:
-            named += [("%s.%s" % (where, k), art[k]) for k in ("name", "arch") if art.get(k) is not None]
-            if art.get("dest") is not None:
-                named += [("%s.dest" % where, part) for part in art["dest"].split("/")]
-        for where, value in named:
-            try:
-                fileio.safe_name(value, "add-on.%s:" % where)
-            except fileio.PathEscapeError as exc:
-                problems.append(str(exc))
-    return ["%s: %s" % (path, p) for p in problems[:20]]
+    """One line per field of an add-on document (of the file ``path``) whose type or name is wrong
+    (:class:`AddonShape`; at most 20)."""
+    return AddonShape(path).addon(entry)
 
 
 def _yaml_files(path):
