@@ -21,15 +21,7 @@ from __future__ import annotations
 import ipaddress
 
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import EndpointError
-
-# MODES, control_plane_packages and ip_endpoint are the spec's (spec/network.py); lock/values.py and
-# lock/lockfile.py still import them from here until they import spec/network.py.
-from ansible_collections.mooring.cluster.plugins.module_utils.spec.network import (  # noqa: F401
-    DEFAULT_ROUTER_ID,
-    MODES,
-    control_plane_packages,
-    ip_endpoint,
-)
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.network import DEFAULT_ROUTER_ID
 
 # Priorities: the first control-plane host TOP_PRIORITY, each next one a step lower. A failing local
 # API server check lowers a host's priority by CHECK_WEIGHT, more than the spread of the priorities,
