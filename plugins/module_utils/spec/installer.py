@@ -9,6 +9,10 @@ hash is computed from the text as kurl.sh itself parsed it (js-yaml 4, which dif
 core schema on a few plain scalars such as ``1_000`` or dates), so the 7-character identifier is
 kURL's for the same document. kURL ``Installer`` documents (``cluster.kurl.sh/v1beta1``,
 ``kurl.sh/v1beta1``) are accepted: supported add-ons are mapped, the rest reported by name.
+
+This module is the entry point and the document's own rules (its shape, the defaults, one CNI, one
+ingress); the schema is :mod:`spec.schema`, the kURL mapping :mod:`spec.kurlinput`, the network
+settings :mod:`spec.network`, the YAML readers :mod:`spec.kurl_yaml` and the hash :mod:`spec.kurl_hash`.
 """
 
 from __future__ import annotations
