@@ -269,15 +269,12 @@ class Catalog(object):
     def __init__(self, addons, sources=(), origins=None):
         self.addons = addons
         self.sources = list(sources)
-        problems = check_catalog(addons)
-        if problems:
-            # Name the overlay (or catalog file) an add-on's problem comes from.
-            origins = origins or {}
-            named = []
-            for problem in problems:
-                name = problem[len("catalog."):].split(".", 1)[0].split("[", 1)[0]
-                files = origins.get(name)
-                named.append("%s: %s" % (", ".join(files), problem) if files else problem)
+        # Each problem names the overlay (or catalog file) its add-on comes from.
+        origins = origins or {}
+        check = CatalogShape()
+        named = ["%s: %s" % (", ".join(origins[name]), line) if origins.get(name) else line
+                 for name in sorted(addons) for line in check.catalog_addon(name, addons[name])]
+        if named:
             raise CatalogError("the catalog is invalid", named)
         # Decided once: versions newest first (semantic order), and each version's entry.
         self._sorted = {}
@@ -342,91 +339,113 @@ def load_catalog(catalog_dir=None, overlays=()):
 
 
 # --------------------------------------------------------------------------- checking
-def _check_artifact(where, artifact, concrete, architectures):
-    problems = []
-    if not isinstance(artifact, dict):
-        return ["%s: an artifact must be a mapping" % where]
-    for key in ("name", "kind", "url"):
-        if not artifact.get(key):
-            problems.append("%s: '%s' is required" % (where, key))
-    if artifact.get("kind") and artifact["kind"] not in ARTIFACT_KINDS:
-        problems.append("%s.kind: %r is not one of %s" % (where, artifact["kind"], ", ".join(ARTIFACT_KINDS)))
-    if concrete:
-        if artifact.get("arch") not in list(architectures) + ["all"]:
-            problems.append("%s.arch: %r is not one of the add-on's architectures or 'all'" % (where, artifact.get("arch")))
-        sha = artifact.get("sha256")
-        if sha is not None and not _SHA256.match(str(sha)):
-            problems.append("%s.sha256: %r is not 64 lowercase hex digits" % (where, sha))
-    return problems
+_HEX_DIGITS = "a sha256 (64 lowercase hex digits)"
+
+
+class CatalogShape(AddonShape):
+    """Checks the loaded catalog (every overlay applied), one add-on at a time: one line per problem,
+    ``catalog: NAME.FIELD: must be EXPECTED, not FOUND`` (the catalog's category, architectures,
+    versions, ranges, checksums, artifacts and images)."""
+
+    def __init__(self):
+        super().__init__("catalog")
+
+    def checksum(self, value, path):
+        if not _SHA256.match(str(value)):
+            self.expected(path, _HEX_DIGITS, value, show_value=True)
+
+    def artifact(self, artifact, where, concrete, architectures):
+        if not self.noted(self.mapping, artifact, where):
+            return
+        for key in ("name", "kind", "url"):
+            if not artifact.get(key):
+                self.noted(self.expected, field(where, key), "set", artifact.get(key), True)
+        if artifact.get("kind"):
+            self.noted(self.one_of, artifact["kind"], field(where, "kind"), ARTIFACT_KINDS)
+        if concrete:
+            self.noted(self.one_of, artifact.get("arch"), field(where, "arch"), list(architectures) + ["all"])
+            if artifact.get("sha256") is not None:
+                self.noted(self.checksum, artifact["sha256"], field(where, "sha256"))
+
+    def archive(self, archive, where):
+        self.mapping(archive, where)
+        if not archive.get("url"):
+            self.expected(field(where, "url"), "set", archive.get("url"), show_value=True)
+        self.one_of(archive.get("format"), field(where, "format"), IMAGE_ARCHIVE_FORMATS)
+        if archive.get("sha256") is not None:
+            self.checksum(archive["sha256"], field(where, "sha256"))
+
+    def image(self, image, where):
+        if not self.noted(self.mapping, image, where):
+            return
+        if not image.get("ref"):
+            self.noted(self.expected, field(where, "ref"), "set", image.get("ref"), True)
+            return
+        digest = image.get("digest")
+        if digest is not None and not re.match(r"^sha256:[0-9a-f]{64}$", str(digest)):
+            self.noted(self.expected, field(where, "digest"), "sha256:<64 hex digits>", digest, True)
+        if image.get("archive") is not None:
+            self.noted(self.archive, image["archive"], field(where, "archive"))
+
+    def checksums(self, shas, templates, arches, where):
+        """A version's ``sha256`` (artifact -> architecture -> checksum): every architecture of an artifact listed."""
+        for art in templates:
+            per_arch = shas.get(art.get("name"))
+            if per_arch is None:
+                continue  # checksum unknown: trust on first use, recorded in the lock
+            path = field(field(where, "sha256"), art["name"])
+            for arch in arches:
+                if arch not in per_arch:
+                    self.noted(self.fail, field(path, arch), "is missing (no checksum for architecture %s)" % arch)
+                else:
+                    self.noted(self.checksum, per_arch[arch], field(path, arch))
+
+    def version(self, entry, where, seen, templates, arches):
+        version = str(entry.get("version"))
+        if not is_exact_version(version):
+            self.noted(self.expected, field(where, "version"), "a semantic version (X.Y.Z)", entry.get("version"), True)
+            return
+        if version in seen:
+            self.noted(self.expected, field(where, "version"), "a version listed once", version, True)
+        seen.add(version)
+        if entry.get("kubernetes"):
+            try:
+                SpecifierSet(entry["kubernetes"])
+            except InvalidSpecifier:
+                self.noted(self.expected, field(where, "kubernetes"), "a version range ('>=1.31.0,<1.37.0')",
+                           entry["kubernetes"], True)
+        self.checksums(entry.get("sha256") or {}, templates, arches, where)
+        for j, art in enumerate(entry.get("artifacts") or []):
+            self.artifact(art, field(field(where, "artifacts"), j), True, arches)
+        for j, image in enumerate(entry.get("images") or []):
+            self.image(image, field(field(where, "images"), j))
+
+    def catalog_addon(self, name, data):
+        """The problems of the catalog's add-on ``name`` (an empty list when it is valid)."""
+        self.problems = []
+        where = field("", name)
+        self.noted(self.one_of, data.get("category"), field(where, "category"), CATEGORIES)
+        arches = data.get("architectures") or []
+        if not arches:
+            self.noted(self.expected, field(where, "architectures"), "a list of at least one architecture", arches, True)
+        templates = data.get("artifacts") or []
+        for i, art in enumerate(templates):
+            self.artifact(art, field(field(where, "artifacts"), i), False, arches)
+        for i, image in enumerate(data.get("images") or []):
+            self.image(image, field(field(where, "images"), i))
+        versions = data.get("versions") or []
+        if not versions:
+            self.noted(self.expected, field(where, "versions"), "a list of at least one version", versions, True)
+        seen = set()
+        for i, entry in enumerate(versions):
+            self.version(entry, field(field(where, "versions"), i), seen, templates, arches)
+        return self.problems
 
 
 def check_catalog(addons):
     """Return one line per problem in the catalog (empty when it is valid)."""
-    problems = []
-    for name in sorted(addons):
-        data = addons[name]
-        where = "catalog.%s" % name
-        if data.get("category") not in CATEGORIES:
-            problems.append("%s.category: %r is not one of %s" % (where, data.get("category"), ", ".join(CATEGORIES)))
-        arches = data.get("architectures") or []
-        if not arches:
-            problems.append("%s.architectures: at least one architecture is required" % where)
-        templates = data.get("artifacts") or []
-        for i, art in enumerate(templates):
-            problems.extend(_check_artifact("%s.artifacts[%d]" % (where, i), art, False, arches))
-        for i, image in enumerate(data.get("images") or []):
-            problems.extend(_check_image("%s.images[%d]" % (where, i), image))
-        seen = set()
-        versions = data.get("versions") or []
-        if not versions:
-            problems.append("%s.versions: at least one version is required" % where)
-        for i, entry in enumerate(versions):
-            vwhere = "%s.versions[%d]" % (where, i)
-            version = str(entry.get("version"))
-            if not is_exact_version(version):
-                problems.append("%s.version: %r is not a semantic version" % (vwhere, entry.get("version")))
-                continue
-            if version in seen:
-                problems.append("%s.version: %s is listed twice" % (vwhere, version))
-            seen.add(version)
-            if entry.get("kubernetes"):
-                try:
-                    SpecifierSet(entry["kubernetes"])
-                except InvalidSpecifier:
-                    problems.append("%s.kubernetes: %r is not a version range" % (vwhere, entry["kubernetes"]))
-            shas = entry.get("sha256") or {}
-            for art in templates:
-                per_arch = shas.get(art.get("name"))
-                if per_arch is None:
-                    continue  # checksum unknown: trust on first use, recorded in the lock
-                for arch in arches:
-                    if arch not in per_arch:
-                        problems.append("%s.sha256.%s: no checksum for architecture %s" % (vwhere, art["name"], arch))
-                    elif not _SHA256.match(str(per_arch[arch])):
-                        problems.append("%s.sha256.%s.%s: not 64 lowercase hex digits" % (vwhere, art["name"], arch))
-            for j, art in enumerate(entry.get("artifacts") or []):
-                problems.extend(_check_artifact("%s.artifacts[%d]" % (vwhere, j), art, True, arches))
-            for j, image in enumerate(entry.get("images") or []):
-                problems.extend(_check_image("%s.images[%d]" % (vwhere, j), image))
-    return problems
-
-
-def _check_image(where, image):
-    if not isinstance(image, dict) or not image.get("ref"):
-        return ["%s: an image needs a 'ref'" % where]
-    problems = []
-    digest = image.get("digest")
-    if digest is not None and not re.match(r"^sha256:[0-9a-f]{64}$", str(digest)):
-        problems.append("%s.digest: %r is not sha256:<64 hex>" % (where, digest))
-    archive = image.get("archive")
-    if archive is not None:
-        if not isinstance(archive, dict) or not archive.get("url"):
-            problems.append("%s.archive: needs a 'url'" % where)
-        elif archive.get("format") not in IMAGE_ARCHIVE_FORMATS:
-            problems.append("%s.archive.format: %r is not one of %s" % (where, archive.get("format"), ", ".join(IMAGE_ARCHIVE_FORMATS)))
-        elif archive.get("sha256") is not None and not _SHA256.match(str(archive["sha256"])):
-            problems.append("%s.archive.sha256: not 64 lowercase hex digits" % where)
-    return problems
+    check = CatalogShape()
+    return [line for name in sorted(addons) for line in check.catalog_addon(name, addons[name])]
 
 
 # --------------------------------------------------------------------------- resolution

@@ -62,7 +62,7 @@ def test_duplicate_versions_are_rejected(tmp_path):
     }))
     with pytest.raises(CatalogError) as err:
         cat.load_catalog(str(tmp_path))
-    assert "catalog.registry.versions[1].version: 1.0.0 is listed twice" in err.value.problems
+    assert "catalog: registry.versions[1].version: must be a version listed once, not '1.0.0'" in err.value.problems
 
 
 def test_missing_arch_checksum_is_rejected(tmp_path):
@@ -73,7 +73,7 @@ def test_missing_arch_checksum_is_rejected(tmp_path):
     }))
     with pytest.raises(CatalogError) as err:
         cat.load_catalog(str(tmp_path))
-    assert "no checksum for architecture arm64" in str(err.value)
+    assert "catalog: tool.versions[0].sha256.tool.arm64: is missing (no checksum for architecture arm64)" in str(err.value)
 
 
 @pytest.mark.parametrize("ordered", [

@@ -226,11 +226,11 @@ OVERLAYS = [
     ("latin1", ("name: calico\ndescription: caf\xe9\n").encode("latin-1"), r"not UTF-8"),
     ("deep", "name: calico\nx: " + "[" * 5000 + "]" * 5000 + "\n", r"nested deeper than 64"),
     ("bad-yaml", "name: calico\nversions: [\n", r"is not valid YAML"),
-    ("date", "name: calico\nversions: [{version: 2024-01-01}]\n", r"is not a semantic version"),
-    ("bad-version", "name: calico\nversions: [{version: latest}]\n", r"is not a semantic version"),
-    ("bad-range", "name: calico\nversions: [{version: 9.9.9, kubernetes: 'between 1 and 2'}]\n", r"is not a version range"),
+    ("date", "name: calico\nversions: [{version: 2024-01-01}]\n", r"must be a semantic version"),
+    ("bad-version", "name: calico\nversions: [{version: latest}]\n", r"must be a semantic version"),
+    ("bad-range", "name: calico\nversions: [{version: 9.9.9, kubernetes: 'between 1 and 2'}]\n", r"kubernetes: must be a version range"),
     ("bad-sha", "name: calico\nversions: [{version: 9.9.9, artifacts: [{name: a, kind: file, url: 'file:///x', arch: amd64,"
-     " sha256: nothex}]}]\n", r"not 64 lowercase hex"),
+     " sha256: nothex}]}]\n", r"sha256: must be a sha256 \(64 lowercase hex"),
     ("too-large", "name: calico\n# " + "x" * (1024 * 1024) + "\n", r"the limit is 1048576"),
 ]
 
