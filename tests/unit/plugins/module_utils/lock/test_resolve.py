@@ -146,13 +146,13 @@ PLAY = """
   connection: local
   tasks:
     - name: The action, from a file
-      mooring.cluster.installer:
+      mooring.cluster.resolve:
         src: "{{ src }}"
         lock: "{{ out }}/action.lock.yaml"
         architectures: [arm64, amd64]
       register: from_file
     - name: The action, from a mapping
-      mooring.cluster.installer:
+      mooring.cluster.resolve:
         definition: "{{ lookup('ansible.builtin.file', src) | from_yaml }}"
         architectures: [arm64, amd64]
       register: from_mapping

@@ -1,12 +1,12 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-# This module is implemented as an action plugin (plugins/action/installer.py) and runs on the controller.
+# This module is implemented as an action plugin (plugins/action/resolve.py) and runs on the controller.
 
 from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: installer
+module: resolve
 short_description: Validate, hash and resolve an installer spec into a lock file
 version_added: 0.1.0
 description:
@@ -71,18 +71,18 @@ notes:
 
 EXAMPLES = r"""
 - name: Resolve the installer spec into a lock file
-  mooring.cluster.installer:
+  mooring.cluster.resolve:
     src: installer.yaml
     lock: installer.lock.yaml
 
 - name: Only validate and hash a kURL installer
-  mooring.cluster.installer:
+  mooring.cluster.resolve:
     src: kurl-installer.yaml
     resolve: false
   register: installer
 
 - name: Resolve against a local mirror
-  mooring.cluster.installer:
+  mooring.cluster.resolve:
     src: installer.yaml
     lock: installer.lock.yaml
     catalog_overlay:

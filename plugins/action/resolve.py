@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for mooring.cluster.installer: all work happens on the controller.
+"""Action plugin for mooring.cluster.resolve (formerly mooring.cluster.installer): all work happens on the controller.
 
-The arguments are the stub's (plugins/modules/installer.py) documented options.
+The arguments are the stub's (plugins/modules/resolve.py) documented options.
 """
 
 from __future__ import annotations

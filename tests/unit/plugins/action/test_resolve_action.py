@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The installer module on a kURL spec: what is not supported is a warning naming it (in the
+"""The resolve module (formerly installer) on a kURL spec: what is not supported is a warning naming it (in the
 run's output and the result), also when the spec is invalid; the lock covers what is mapped.
 
 Runs real ansible-playbook (the action plugin on the controller).
@@ -28,17 +28,17 @@ PLAY = """
   gather_facts: false
   tasks:
     - name: Resolve a kURL spec
-      mooring.cluster.installer: {src: "{{ src }}", lock: "{{ lock }}"}
+      mooring.cluster.resolve: {src: "{{ src }}", lock: "{{ lock }}"}
       register: result
     - name: Show
       ansible.builtin.copy: {content: "{{ result | to_json }}", dest: "{{ out }}", mode: "0600"}
 """
 
 
-def play(tmp_path, spec):
+def play(tmp_path, spec, module="mooring.cluster.resolve"):
     (tmp_path / "installer.yaml").write_text(spec)
-    (tmp_path / "play.yml").write_text(textwrap.dedent(PLAY))
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_DEPRECATION_WARNINGS="0")
+    (tmp_path / "play.yml").write_text(textwrap.dedent(PLAY).replace("mooring.cluster.resolve:", module + ":"))
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_DEPRECATION_WARNINGS="1")
     return subprocess.run([os.path.join(BIN, "ansible-playbook"), str(tmp_path / "play.yml"),
                            "-e", "src=%s" % (tmp_path / "installer.yaml"), "-e", "lock=%s" % (tmp_path / "lock.yaml"),
                            "-e", "out=%s" % (tmp_path / "result.json")],
@@ -65,3 +65,12 @@ def test_kurl_warnings_also_when_the_spec_is_invalid(tmp_path):
     assert "[WARNING]: spec.rook: kURL add-on not supported by mooring.cluster; ignored" in output
     assert "spec.kubernetes: must be a mapping of the add-on's fields, not 'latest'" in output
     assert not (tmp_path / "lock.yaml").exists()
+
+
+def test_the_old_module_name_still_resolves_with_a_deprecation(tmp_path):
+    run = play(tmp_path, KURL, module="mooring.cluster.installer")
+    assert run.returncode == 0, run.stdout + run.stderr
+    output = " ".join((run.stdout + run.stderr).split())
+    assert "mooring.cluster.installer is now mooring.cluster.resolve" in output
+    assert "removed from collection 'mooring.cluster' version 0.4.0" in output
+    assert sorted(json.loads((tmp_path / "result.json").read_text())["versions"]) == ["kubernetes"]
