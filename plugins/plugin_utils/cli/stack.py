@@ -15,19 +15,19 @@ import sys
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
-# The backend (infra/stacks.py, PyYAML, the catalog) is imported by the command that runs.
+# The backend (infra/stack*.py, PyYAML, the catalog) is imported by the command that runs.
 
 
 def _rel(path):
     """``path`` relative to the working directory, as a message shows it (a name that is not
     printable UTF-8 as the repr of its bytes)."""
-    from ansible_collections.mooring.cluster.plugins.module_utils.infra.stacks import shown
+    from ansible_collections.mooring.cluster.plugins.module_utils.infra.stacktree import shown
 
     return shown(os.path.relpath(path))
 
 
 def _version(args):
-    from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks
+    from ansible_collections.mooring.cluster.plugins.module_utils.infra import stackbump, stacks, stacktree
 
     problems = []
     plans = []
@@ -38,7 +38,7 @@ def _version(args):
     for path in paths:
         try:
             st = stacks.Stack(path)
-            plan = stacks.plan_versions(st)
+            plan = stackbump.plan_versions(st)
         except MooringError as exc:
             problems.extend(exc.problems)
             continue
@@ -47,25 +47,25 @@ def _version(args):
         plans.append((st, plan))
     if args.check:
         for st, plan in plans:
-            if stacks.unrecorded(plan):
+            if stackbump.unrecorded(plan):
                 problems.append("%s: a version bump is due but not recorded; run 'mooring stack version %s' "
                                 "and commit the files it writes (%s)"
                                 % (st.name, _rel(st.path), ", ".join(
-                                    sorted(stacks.shown(os.path.relpath(p, st.path)) for p in plan["edits"]) + ["release.yaml"])))
+                                    sorted(stacktree.shown(os.path.relpath(p, st.path)) for p in plan["edits"]) + ["release.yaml"])))
     elif not problems:  # a stack with a problem: nothing is written, for any stack
         for _st, plan in plans:
-            for written in stacks.apply_versions(plan):
+            for written in stackbump.apply_versions(plan):
                 sys.stdout.write("wrote %s\n" % _rel(written))
     if problems:
-        raise stacks.StackError("stack versions", problems)
+        raise stacktree.StackError("stack versions", problems)
     return 0
 
 
 def _export(args):
-    from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks
+    from ansible_collections.mooring.cluster.plugins.module_utils.infra import stackexport, stacks, stacktree
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
 
-    stacks.check_export_output(args.output)
+    stackexport.check_export_output(args.output)
     catalog = load_catalog(overlays=args.catalog_overlay or ())
     notes = []
     paths = stacks.find_stacks(args.path, notes)
@@ -75,29 +75,29 @@ def _export(args):
     for path in paths:  # every check that needs no helm, for every stack, before helm runs
         try:
             st = stacks.Stack(path)
-            prepared.append((st, stacks.prepare_export(st, catalog)))
+            prepared.append((st, stackexport.prepare_export(st, catalog)))
         except MooringError as exc:
             problems.extend(exc.problems)
             continue
         if st.name in names:
             problems.append("%s and %s are both the stack %s; the export writes one directory per stack name"
-                            % (stacks.shown(names[st.name]), stacks.shown(st.path), st.name))
+                            % (stacktree.shown(names[st.name]), stacktree.shown(st.path), st.name))
         names.setdefault(st.name, st.path)
     if problems:
-        raise stacks.StackError("stack export", problems)
-    rendered = [(st, stacks.render_export(st, catalog, args.helm, prep)) for st, prep in prepared]
+        raise stacktree.StackError("stack export", problems)
+    rendered = [(st, stackexport.render_export(st, catalog, args.helm, prep)) for st, prep in prepared]
     for _st, export in rendered:
         for warning in export.warnings:
             sys.stderr.write("warning: %s\n" % warning)
     single = len(paths) == 1
-    written = stacks.write_export(args.output, {("" if single else st.name): stacks.export_files(export)
+    written = stackexport.write_export(args.output, {("" if single else st.name): stackexport.export_files(export)
                                                 for st, export in rendered})
     for st, export in rendered:
         names = ("%s/%s" % (o.get("kind"), o["metadata"].get("name") if isinstance(o.get("metadata"), dict) else None)
                  for o in export.objects)
         sys.stdout.write("%s %s: %s\n" % (st.name, export.versions["clusterStack"], ", ".join(names)))
     for w in written:
-        sys.stdout.write("wrote %s\n" % stacks.shown(w))
+        sys.stdout.write("wrote %s\n" % stacktree.shown(w))
     return 0
 
 

@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from ansible_collections.mooring.cluster.plugins.module_utils.infra import helm as h
-from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks as s
+from ansible_collections.mooring.cluster.plugins.module_utils.infra import stackbump, stackexport, stacks, stacktree
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli import main as cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))))
@@ -54,7 +54,7 @@ def beta_of(work, alpha):
     """A second seed stack (openstack-beta-1-28), recorded under its own name."""
     beta = work / "providers" / "openstack" / "beta" / "1-28"
     shutil.copytree(str(alpha), str(beta))
-    s.apply_versions(s.plan_versions(s.Stack(str(beta))))
+    stackbump.apply_versions(stackbump.plan_versions(stacks.Stack(str(beta))))
     return beta
 
 
@@ -72,7 +72,7 @@ def test_tree_problems_are_named_and_bounded(alpha):
         f.write(b"x")
     os.mkfifo(str(alpha / "node-images" / "pipe"))
     (alpha / "cluster-class" / "templates" / "u16.yaml").write_bytes("\ufeffkind: X\n".encode("utf-16-le"))
-    problems = s.check_tree(str(alpha))
+    problems = stacktree.check_tree(str(alpha))
     assert problems == [
         "%s/cluster-class: the file name b'a\\xffb.yaml' is not printable UTF-8; rename it" % alpha,
         "%s/cluster-class/templates/u16.yaml: UTF-16/32 text is not supported; save it as UTF-8" % alpha,
@@ -84,14 +84,14 @@ def test_tree_problems_are_named_and_bounded(alpha):
     for i in range(30):
         with open(os.path.join(os.fsencode(str(alpha)), b"x%d\xfe" % i), "wb") as f:
             f.write(b"x")
-    problems = s.check_tree(str(alpha))
-    assert len(problems) == s.MAX_TREE_PROBLEMS + 1 and problems[-1].endswith("more entries like these")
+    problems = stacktree.check_tree(str(alpha))
+    assert len(problems) == stacktree.MAX_TREE_PROBLEMS + 1 and problems[-1].endswith("more entries like these")
 
 
 def test_large_files_are_refused(alpha, monkeypatch):
-    monkeypatch.setattr(s, "MAX_FILE_BYTES", 100000)
+    monkeypatch.setattr(stacktree, "MAX_FILE_BYTES", 100000)
     (alpha / "cluster-class" / "big.bin").write_bytes(b"x" * 100001)
-    assert s.check_tree(str(alpha)) == ["%s/cluster-class/big.bin: 100001 bytes; a stack file may have at most 100000" % alpha]
+    assert stacktree.check_tree(str(alpha)) == ["%s/cluster-class/big.bin: 100001 bytes; a stack file may have at most 100000" % alpha]
 
 
 @pytest.mark.parametrize("text, problem", [
@@ -104,8 +104,8 @@ def test_large_files_are_refused(alpha, monkeypatch):
 ])
 def test_metadata_shapes(alpha, text, problem):
     (alpha / "metadata.yaml").write_text(text)
-    with pytest.raises(s.StackError) as info:
-        s.Stack(str(alpha))
+    with pytest.raises(stacktree.StackError) as info:
+        stacks.Stack(str(alpha))
     assert "%s/metadata.yaml: %s" % (alpha, problem) in "\n".join(info.value.problems)
 
 
@@ -119,23 +119,23 @@ def test_release_shapes(alpha, old, new, problem):
     text = (alpha / "release.yaml").read_text()
     assert old in text
     (alpha / "release.yaml").write_text(text.replace(old, new, 1))
-    with pytest.raises(s.StackError) as info:
-        s.plan_versions(s.Stack(str(alpha)))
+    with pytest.raises(stacktree.StackError) as info:
+        stackbump.plan_versions(stacks.Stack(str(alpha)))
     assert "%s/release.yaml: %s" % (alpha, problem) in info.value.problems
 
 
 def test_record_files_take_no_aliases(alpha):
     (alpha / "metadata.yaml").write_text((alpha / "metadata.yaml").read_text().replace("clusterStack: v2", "clusterStack: &v v2")
                                          + "x: *v\n")
-    with pytest.raises(s.StackError, match=r"metadata.yaml: aliases \(\*name\) are not allowed here"):
-        s.Stack(str(alpha))
+    with pytest.raises(stacktree.StackError, match=r"metadata.yaml: aliases \(\*name\) are not allowed here"):
+        stacks.Stack(str(alpha))
 
 
 def test_chart_yaml_must_be_utf8(alpha):
     (alpha / "cluster-class" / "Chart.yaml").write_bytes("apiVersion: v2\nname: caf\xe9\nversion: v2\n".encode("latin-1"))
     before = tree(alpha)
-    with pytest.raises(s.StackError) as info:
-        s.plan_versions(s.Stack(str(alpha)))
+    with pytest.raises(stacktree.StackError) as info:
+        stackbump.plan_versions(stacks.Stack(str(alpha)))
     assert info.value.problems == ["%s/cluster-class/Chart.yaml: not UTF-8 (byte 0xe9 at offset 24)" % alpha]
     assert tree(alpha) == before
 
@@ -176,11 +176,11 @@ def test_commit_files_puts_everything_back_when_a_rename_fails(tmp_path, monkeyp
     before = tree(tmp_path)
     real = fail_second_replace(monkeypatch)
     with pytest.raises(OSError, match="No space left"):
-        s.commit_files(changes, str(tmp_path))
+        stacktree.commit_files(changes, str(tmp_path))
     monkeypatch.setattr(os, "replace", real)
     assert tree(tmp_path) == before  # a restored, sub/ and its temporary removed, c never touched
     assert os.stat(str(tmp_path / "a")).st_mode & 0o777 == 0o755
-    assert s.commit_files(changes, str(tmp_path)) == [str(tmp_path / "a"), str(tmp_path / "sub" / "b")]
+    assert stacktree.commit_files(changes, str(tmp_path)) == [str(tmp_path / "a"), str(tmp_path / "sub" / "b")]
     assert (tmp_path / "a").read_text() == "new a" and os.stat(str(tmp_path / "a")).st_mode & 0o777 == 0o755
 
 
@@ -189,24 +189,24 @@ def test_commit_files_refuses_what_is_in_the_way(tmp_path):
     os.symlink("/etc/passwd", str(tmp_path / "l"))
     os.symlink("..", str(tmp_path / "up"))
     for path, message in (("d", "is a directory"), ("l", "resolves outside"), ("up/x", "resolves outside")):
-        with pytest.raises((s.StackError, ValueError), match=message):
-            s.commit_files([(str(tmp_path / "new"), b"x"), (str(tmp_path / path), b"x")], str(tmp_path))
+        with pytest.raises((stacktree.StackError, ValueError), match=message):
+            stacktree.commit_files([(str(tmp_path / "new"), b"x"), (str(tmp_path / path), b"x")], str(tmp_path))
         assert not (tmp_path / "new").exists()
     os.symlink("d", str(tmp_path / "inside"))
-    with pytest.raises(s.StackError, match="is a symlink; refusing to replace it"):
-        s.commit_files([(str(tmp_path / "inside"), b"x")], str(tmp_path))
+    with pytest.raises(stacktree.StackError, match="is a symlink; refusing to replace it"):
+        stacktree.commit_files([(str(tmp_path / "inside"), b"x")], str(tmp_path))
 
 
 def test_export_stages_a_new_directory_and_renames_it(tmp_path, monkeypatch):
     out = tmp_path / "out"
-    written = s.write_export(str(out), {"a": {"x.yaml": "1\n"}, "b": {"x.yaml": "2\n"}})
+    written = stackexport.write_export(str(out), {"a": {"x.yaml": "1\n"}, "b": {"x.yaml": "2\n"}})
     assert written == [str(out / "a" / "x.yaml"), str(out / "b" / "x.yaml")]
     assert sorted(os.listdir(str(tmp_path))) == ["out"]  # no staging directory left
     assert oct(os.stat(str(out)).st_mode & 0o777) == oct(0o777 & ~_umask())
     real = os.rename
     monkeypatch.setattr(os, "rename", lambda a, b: (_x for _x in ()).throw(OSError(5, "I/O error", b)))
     with pytest.raises(OSError):
-        s.write_export(str(tmp_path / "out2"), {"": {"x.yaml": "1\n"}})
+        stackexport.write_export(str(tmp_path / "out2"), {"": {"x.yaml": "1\n"}})
     monkeypatch.setattr(os, "rename", real)
     assert sorted(os.listdir(str(tmp_path))) == ["out"]
 
@@ -222,23 +222,23 @@ def test_export_into_an_existing_directory_keeps_other_files(tmp_path, monkeypat
     out.mkdir()
     (out / "mine.txt").write_text("mine\n")
     (out / "a.yaml").write_text("old\n")
-    assert s.write_export(str(out), {"": {"a.yaml": "new\n", "b.yaml": "b\n"}}) == [str(out / "a.yaml"), str(out / "b.yaml")]
+    assert stackexport.write_export(str(out), {"": {"a.yaml": "new\n", "b.yaml": "b\n"}}) == [str(out / "a.yaml"), str(out / "b.yaml")]
     assert (out / "mine.txt").read_text() == "mine\n" and (out / "a.yaml").read_text() == "new\n"
-    assert s.write_export(str(out), {"": {"a.yaml": "new\n", "b.yaml": "b\n"}}) == []  # nothing changed, nothing written
+    assert stackexport.write_export(str(out), {"": {"a.yaml": "new\n", "b.yaml": "b\n"}}) == []  # nothing changed, nothing written
     before = tree(out)
     real = fail_second_replace(monkeypatch)
     with pytest.raises(OSError):
-        s.write_export(str(out), {"": {"a.yaml": "newer\n", "b.yaml": "newer\n"}})
+        stackexport.write_export(str(out), {"": {"a.yaml": "newer\n", "b.yaml": "newer\n"}})
     monkeypatch.setattr(os, "replace", real)
     assert tree(out) == before
 
 
 def test_export_output_that_is_a_file(tmp_path):
     (tmp_path / "out").write_text("x")
-    with pytest.raises(s.StackError, match="out: exists and is not a directory"):
-        s.write_export(str(tmp_path / "out"), {"": {"a.yaml": "1\n"}})
-    with pytest.raises(s.StackError, match="the directory .*/nodir does not exist"):
-        s.write_export(str(tmp_path / "nodir" / "out"), {"": {"a.yaml": "1\n"}})
+    with pytest.raises(stacktree.StackError, match="out: exists and is not a directory"):
+        stackexport.write_export(str(tmp_path / "out"), {"": {"a.yaml": "1\n"}})
+    with pytest.raises(stacktree.StackError, match="the directory .*/nodir does not exist"):
+        stackexport.write_export(str(tmp_path / "nodir" / "out"), {"": {"a.yaml": "1\n"}})
 
 
 def test_cli_export_of_two_stacks(work, alpha, capsys):

@@ -30,7 +30,7 @@ from capi_schema import SCHEMAS, load_schemas, validate
 from helm_support import helm_binary
 
 from ansible_collections.mooring.cluster.plugins.module_utils.infra import helm as h
-from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks as s
+from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))))
@@ -72,7 +72,7 @@ def mooring_values(stack):
 
 
 def render(path, values=None):
-    stack = s.Stack(path)
+    stack = stacks.Stack(path)
     return h.template(chart_dir(path), stack.name, {"mooring": mooring_values(stack)} if values is None else values, helm=helm_binary())
 
 
@@ -191,7 +191,7 @@ def check_variable_values(cc, variables):
 
 @pytest.mark.parametrize("path", STACKS, ids=IDS)
 def test_chart_is_the_stack_cluster_class(path):
-    stack = s.Stack(path)
+    stack = stacks.Stack(path)
     assert not os.path.exists(os.path.join(chart_dir(path), "openstack.yaml"))
     with open(os.path.join(chart_dir(path), "Chart.yaml"), encoding="utf-8") as f:
         chart = yaml.safe_load(f)
@@ -203,7 +203,7 @@ def test_chart_is_the_stack_cluster_class(path):
 
 @pytest.mark.parametrize("path", STACKS, ids=IDS)
 def test_chart_renders_what_python_generates(path):
-    stack = s.Stack(path)
+    stack = stacks.Stack(path)
     values = mooring_values(stack)
     chart = keyed(render(path))
     python = keyed(python_objects(os.path.basename(path), stack))
@@ -224,7 +224,7 @@ def test_chart_renders_what_python_generates(path):
 
 @pytest.mark.parametrize("path", STACKS, ids=IDS)
 def test_every_rendered_object_validates_and_resolves(path):
-    stack = s.Stack(path)
+    stack = stacks.Stack(path)
     objects = render(path)
     for obj in objects:
         schemas = CC_SCHEMAS if obj["kind"] == "ClusterClass" else SCHEMAS
@@ -247,7 +247,7 @@ def test_every_rendered_object_validates_and_resolves(path):
 
 @pytest.mark.parametrize("path", STACKS, ids=IDS)
 def test_variables_and_patches(path):
-    stack = s.Stack(path)
+    stack = stacks.Stack(path)
     values = chart_values(path)
     objects = render(path)
     cc = next(o for o in objects if o["kind"] == "ClusterClass")
@@ -329,7 +329,7 @@ def test_optional_settings_render_as_python_does(tmp_path):
     values_file.write_text(yaml.safe_dump(values, sort_keys=False))
     objects = render(str(dest))
     chart = keyed(objects)
-    python = keyed(python_objects("1-34-optional-settings", s.Stack(str(dest))))
+    python = keyed(python_objects("1-34-optional-settings", stacks.Stack(str(dest))))
     assert set(chart) == set(python)
     for key, obj in chart.items():
         spec = copy.deepcopy(obj["spec"])

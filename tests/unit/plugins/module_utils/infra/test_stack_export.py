@@ -15,12 +15,12 @@ import yaml
 from capi_schema import SCHEMAS, load_schemas, validate
 from helm_support import helm_binary
 
-from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks as s
+from ansible_collections.mooring.cluster.plugins.module_utils.infra import stackbump, stackexport, stacks, stacktree
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli import main as cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))))
-STACKS = sorted(s.find_stacks(os.path.join(ROOT, "stacks")))
+STACKS = sorted(stacks.find_stacks(os.path.join(ROOT, "stacks")))
 CC_SCHEMAS = load_schemas("clusterclass-v1beta1-variables.yaml")  # the ClusterClass with variables and patches
 KINDS = ["ClusterClass", "KubeadmConfigTemplate", "KubeadmControlPlaneTemplate", "OpenStackClusterTemplate",
          "OpenStackMachineTemplate", "OpenStackMachineTemplate"]
@@ -34,7 +34,7 @@ def catalog():
 
 def render(path, catalog):
     """The export of a stack with the real helm: (objects, add-on values); no warnings expected."""
-    export = s.render_export(s.Stack(str(path)), catalog, helm_binary())
+    export = stackexport.render_export(stacks.Stack(str(path)), catalog, helm_binary())
     assert export.warnings == []
     return export.objects, export.addon_values
 
@@ -51,7 +51,7 @@ def test_schemas_cover_every_kind():
 
 @pytest.mark.parametrize("path", STACKS, ids=[os.path.relpath(p, ROOT) for p in STACKS])
 def test_every_rendered_object_validates(path, catalog):
-    st = s.Stack(path)
+    st = stacks.Stack(path)
     objects, values = render(path, catalog)
     assert sorted(o["kind"] for o in objects) == KINDS
     for obj in objects:
@@ -110,14 +110,14 @@ def test_bump_changes_every_name(stack_dir, catalog, tmp_path):
     before, _values = render(stack_dir, catalog)
     values = stack_dir / "cluster-addon" / "values.yaml"
     values.write_text(values.read_text().replace("replicaCount: 2", "replicaCount: 3"))
-    with pytest.raises(s.StackError, match="needs a version bump"):
+    with pytest.raises(stacktree.StackError, match="needs a version bump"):
         render(stack_dir, catalog)  # never exported under the old names
-    s.apply_versions(s.plan_versions(s.Stack(str(stack_dir))))
+    stackbump.apply_versions(stackbump.plan_versions(stacks.Stack(str(stack_dir))))
     after, values_after = render(stack_dir, catalog)
     old = {o["metadata"]["name"] for o in before}
     new = {o["metadata"]["name"] for o in after}
     assert not old & new
-    version = s.plan_versions(s.Stack(str(stack_dir)))["versions"]
+    version = stackbump.plan_versions(stacks.Stack(str(stack_dir)))["versions"]
     assert all(n.startswith("openstack-default-1-34-%s" % version["clusterStack"]) for n in new)
     assert all(o["metadata"]["labels"]["clusterstack.x-k8s.io/version"] == version["clusterStack"] for o in after)
     assert values_after["clusterStack"]["clusterAddonVersion"] == version["components"]["clusterAddon"]
@@ -129,16 +129,16 @@ def test_bump_changes_every_name(stack_dir, catalog, tmp_path):
 def test_stacked_etcd_required(stack_dir, catalog):
     spec = stack_dir / "installer.yaml"
     spec.write_text(spec.read_text() + "  etcd:\n    version: 3.6.14\n    topology: external\n")
-    s.apply_versions(s.plan_versions(s.Stack(str(stack_dir))))
-    with pytest.raises(s.StackError, match="set it to 'stacked'"):
+    stackbump.apply_versions(stackbump.plan_versions(stacks.Stack(str(stack_dir))))
+    with pytest.raises(stacktree.StackError, match="set it to 'stacked'"):
         render(stack_dir, catalog)
 
 
 def test_unknown_addon_values_refused(stack_dir, catalog):
     values = stack_dir / "cluster-addon" / "values.yaml"
     values.write_text(values.read_text() + "cilium: {}\n")
-    s.apply_versions(s.plan_versions(s.Stack(str(stack_dir))))
-    with pytest.raises(s.StackError, match="cilium not in the installer spec"):
+    stackbump.apply_versions(stackbump.plan_versions(stacks.Stack(str(stack_dir))))
+    with pytest.raises(stacktree.StackError, match="cilium not in the installer spec"):
         render(stack_dir, catalog)
 
 
@@ -147,7 +147,7 @@ def test_cli_export_writes_files_idempotently(tmp_path, capsys):
     assert cli.main(["stack", "export", STACKS[0], "-o", str(out), "--helm", helm_binary()]) == 0
     docs = list(yaml.safe_load_all((out / "clusterclass.yaml").read_text()))
     assert len(docs) == 6 and all(validate(d, CC_SCHEMAS) == [] for d in docs)
-    assert yaml.safe_load((out / "metadata.yaml").read_text())["apiVersion"] == s.METADATA_API_VERSION
+    assert yaml.safe_load((out / "metadata.yaml").read_text())["apiVersion"] == stacktree.METADATA_API_VERSION
     capsys.readouterr()
     assert cli.main(["stack", "export", STACKS[0], "-o", str(out), "--helm", helm_binary()]) == 0
     assert "wrote" not in capsys.readouterr().out
@@ -157,7 +157,7 @@ def test_cli_export_writes_files_idempotently(tmp_path, capsys):
 # Stacks in SovereignCloudStack's seed layout and today's csctl layout (tests/data/stacks, written
 # after upstream's shapes): the export renders each stack's own cluster-class chart with the real
 # helm (scripts/tools.sh), so variables and patches come from the stack.
-UPSTREAM = sorted(s.find_stacks(os.path.join(ROOT, "tests", "data", "stacks")))
+UPSTREAM = sorted(stacks.find_stacks(os.path.join(ROOT, "tests", "data", "stacks")))
 
 
 def copy_stack(path, tmp_path):
@@ -197,8 +197,8 @@ def check_objects(objects, name, version):
 
 @pytest.mark.parametrize("path", UPSTREAM, ids=[os.path.relpath(p, ROOT) for p in UPSTREAM])
 def test_upstream_layout_exports_its_own_chart(path, tmp_path, capsys):
-    st = s.Stack(path)
-    version = s.plan_versions(st)["versions"]["clusterStack"]
+    st = stacks.Stack(path)
+    version = stackbump.plan_versions(st)["versions"]["clusterStack"]
     objects = export(path, tmp_path / "out")
     cc = check_objects(objects, st.name, version)
     assert len(cc["variables"]) >= 3 and len(cc["patches"]) >= 3
@@ -214,26 +214,26 @@ def test_upstream_layout_exports_its_own_chart(path, tmp_path, capsys):
 @pytest.mark.parametrize("path", UPSTREAM, ids=[os.path.relpath(p, ROOT) for p in UPSTREAM])
 def test_a_bump_reaches_the_exported_names(path, tmp_path):
     dest = copy_stack(path, tmp_path)
-    st = s.Stack(str(dest))
-    before = s.plan_versions(st)["versions"]["clusterStack"]
+    st = stacks.Stack(str(dest))
+    before = stackbump.plan_versions(st)["versions"]["clusterStack"]
     values = dest / "cluster-class" / "values.yaml"
     values.write_text(values.read_text() + "\n# tuned\n")
     assert cli.main(["stack", "version", str(dest)]) == 0
-    after = s.plan_versions(s.Stack(str(dest)))["versions"]["clusterStack"]
+    after = stackbump.plan_versions(stacks.Stack(str(dest)))["versions"]["clusterStack"]
     assert after != before
     objects = export(dest, tmp_path / "out")
     check_objects(objects, st.name, after)
 
 
 def test_csctl_placeholders_are_filled_as_csctl_does(tmp_path):
-    src = [p for p in UPSTREAM if s.Stack(p).layout == "csctl"][0]
+    src = [p for p in UPSTREAM if stacks.Stack(p).layout == "csctl"][0]
     dest = copy_stack(src, tmp_path)
     chart = dest / "cluster-class" / "Chart.yaml"
     text = chart.read_text()
     chart.write_text(re.sub(r"(?m)^version: .*$", "version: << .ClusterClassVersion >>", text))
-    st = s.Stack(str(dest))
-    version = s.plan_versions(st)["versions"]["clusterStack"]
-    export = s.render_export(st, None, helm_binary())
+    st = stacks.Stack(str(dest))
+    version = stackbump.plan_versions(st)["versions"]["clusterStack"]
+    export = stackexport.render_export(st, None, helm_binary())
     check_objects(export.objects, st.name, version)
     assert export.warnings == []
     assert chart.read_text().endswith("version: << .ClusterClassVersion >>\n")  # the stack is not touched
@@ -241,32 +241,32 @@ def test_csctl_placeholders_are_filled_as_csctl_does(tmp_path):
 
 def test_a_chart_that_names_the_class_otherwise_is_exported_with_a_warning(tmp_path, capsys):
     # early SCS prototypes named the ClusterClass from a value (testcluster_name)
-    src = [p for p in UPSTREAM if s.Stack(p).layout == "seed"][0]
+    src = [p for p in UPSTREAM if stacks.Stack(p).layout == "seed"][0]
     dest = copy_stack(src, tmp_path)
     template = dest / "cluster-class" / "templates" / "cluster-class.yaml"
     text = template.read_text()
     assert "{{ .Release.Name }}-{{ .Chart.Version }}\n" in text
     template.write_text(text.replace("{{ .Release.Name }}-{{ .Chart.Version }}\n", "testcluster\n", 1))
     assert cli.main(["stack", "version", str(dest)]) == 0
-    st = s.Stack(str(dest))
-    export = s.render_export(st, None, helm_binary())
+    st = stacks.Stack(str(dest))
+    export = stackexport.render_export(st, None, helm_binary())
     assert "ClusterClass" in [o["kind"] for o in export.objects]
     assert export.warnings == ["%s: the chart names its ClusterClass testcluster, not %s-%s (<stack name>-<clusterStack "
                                "version>): a new stack version will not give clusters a new class"
-                               % (st.name, st.name, s.plan_versions(st)["versions"]["clusterStack"])]
+                               % (st.name, st.name, stackbump.plan_versions(st)["versions"]["clusterStack"])]
     capsys.readouterr()
     assert cli.main(["stack", "export", str(dest), "-o", str(tmp_path / "out"), "--helm", helm_binary()]) == 0
     assert capsys.readouterr().err == "warning: %s\n" % export.warnings[0]
 
 
 def test_a_stack_without_a_record_exports_as_it_is(tmp_path):
-    src = [p for p in UPSTREAM if s.Stack(p).layout == "seed"][0]
+    src = [p for p in UPSTREAM if stacks.Stack(p).layout == "seed"][0]
     dest = copy_stack(src, tmp_path)
     (dest / "release.yaml").unlink()
     chart = dest / "cluster-class" / "Chart.yaml"
     chart.write_text(re.sub(r"(?m)^version: .*$", "version: v1", chart.read_text()))  # as upstream's source may say
-    st = s.Stack(str(dest))
-    version = s.plan_versions(st)["versions"]["clusterStack"]
+    st = stacks.Stack(str(dest))
+    version = stackbump.plan_versions(st)["versions"]["clusterStack"]
     objects = export(dest, tmp_path / "out")
     check_objects(objects, st.name, version)  # named after metadata.yaml's version, not the chart's v1
     assert not (dest / "release.yaml").exists()

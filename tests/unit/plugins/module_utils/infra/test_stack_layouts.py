@@ -15,7 +15,7 @@ import shutil
 import pytest
 import yaml
 
-from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks as s
+from ansible_collections.mooring.cluster.plugins.module_utils.infra import stackbump, stackrecords, stacks, stacktree, stackyaml
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli import main as cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))))
@@ -103,10 +103,10 @@ def edit_file(path):
 
 @pytest.mark.parametrize("layout", sorted(FIXTURES))
 def test_fixture_as_shipped_is_recorded(layout):
-    st = s.Stack(source(layout))
+    st = stacks.Stack(source(layout))
     assert st.layout == layout
     assert st.name == FIXTURES[layout][2]
-    plan = s.plan_versions(st)
+    plan = stackbump.plan_versions(st)
     assert plan["due"] is False, plan["reasons"]
     assert plan["edits"] == {}
     assert run(source(layout), "--check") == 0
@@ -152,19 +152,19 @@ def test_without_a_record_versions_out_of_step_are_reported_then_put_in_step(cop
 
 
 def test_find_stacks_sees_every_layout():
-    found = s.find_stacks(DATA)
-    assert [s.Stack(p).layout for p in found] == ["csctl", "seed"]
-    assert [s.Stack(p).layout for p in s.find_stacks(os.path.join(ROOT, "stacks"))] == ["mooring", "mooring"]
+    found = stacks.find_stacks(DATA)
+    assert [stacks.Stack(p).layout for p in found] == ["csctl", "seed"]
+    assert [stacks.Stack(p).layout for p in stacks.find_stacks(os.path.join(ROOT, "stacks"))] == ["mooring", "mooring"]
 
 
 @pytest.mark.parametrize("layout,rel", ALL_FILES, ids=["%s:%s" % f for f in ALL_FILES])
 def test_every_file_bumps_its_part_and_the_stack(copy_stack, layout, rel):
     name = FIXTURES[layout][2]
     d = copy_stack(layout)
-    before = s.plan_versions(s.Stack(str(d)))["versions"]
+    before = stackbump.plan_versions(stacks.Stack(str(d)))["versions"]
     owner = OWNER[rel.split("/", 1)[0]]
     edit_file(d / rel)
-    plan = s.plan_versions(s.Stack(str(d)))
+    plan = stackbump.plan_versions(stacks.Stack(str(d)))
     assert plan["changed"] == [owner]
     expected = {
         "clusterStack": "v%d" % (int(before["clusterStack"][1:]) + 1),
@@ -174,8 +174,8 @@ def test_every_file_bumps_its_part_and_the_stack(copy_stack, layout, rel):
     assert plan["versions"] == expected
     assert run(d) == 0
     assert_all_say(d, name, expected)
-    st = s.Stack(str(d))
-    again = s.plan_versions(st)
+    st = stacks.Stack(str(d))
+    again = stackbump.plan_versions(st)
     assert again["due"] is False and again["edits"] == {}
     snapshot = {p: p.read_bytes() for p in d.rglob("*") if p.is_file()}
     assert run(d) == 0
@@ -190,13 +190,13 @@ def test_chart_version_only_is_not_a_content_change(copy_stack, layout):
     old = yaml.safe_load(text)["version"]
     chart.write_text(re.sub(r"(?m)^version: (\"?)%s" % old, r"version: \g<1>v9", text))
     assert yaml.safe_load(chart.read_text())["version"] == "v9"
-    plan = s.plan_versions(s.Stack(str(d)))
+    plan = stackbump.plan_versions(stacks.Stack(str(d)))
     assert plan["changed"] == []
     assert plan["due"] is True  # the hand-edited version is put back, nothing is bumped
     assert plan["versions"]["clusterStack"] == old
     assert run(d) == 0
     assert chart.read_text() == text
-    assert s.plan_versions(s.Stack(str(d)))["due"] is False
+    assert stackbump.plan_versions(stacks.Stack(str(d)))["due"] is False
 
 
 def test_bump_keeps_comments_and_quotes(copy_stack):
@@ -215,7 +215,7 @@ def test_kubernetes_version_of_a_seed_stack_bumps_node_image_and_stack(copy_stac
     d = copy_stack("seed")
     meta = d / "metadata.yaml"
     meta.write_text(meta.read_text().replace("v1.28.6", "v1.28.7"))
-    plan = s.plan_versions(s.Stack(str(d)))
+    plan = stackbump.plan_versions(stacks.Stack(str(d)))
     assert plan["changed"] == ["nodeImage", "clusterClass"]
     assert plan["versions"]["kubernetes"] == "v1.28.7"
     assert plan["versions"]["components"] == {"clusterAddon": "v2", "nodeImage": "v2"}
@@ -225,16 +225,16 @@ def test_seed_stack_in_the_wrong_minor_directory_is_refused(copy_stack):
     d = copy_stack("seed")
     meta = d / "metadata.yaml"
     meta.write_text(meta.read_text().replace("v1.28.6", "v1.29.1"))
-    with pytest.raises(s.StackError, match="does not match"):
-        s.Stack(str(d))
+    with pytest.raises(stacktree.StackError, match="does not match"):
+        stacks.Stack(str(d))
 
 
 def test_csctl_config_problems_are_named(copy_stack):
     d = copy_stack("csctl")
     cfg = d / "csctl.yaml"
     cfg.write_text(cfg.read_text().replace("v1.32.7", "1.32.7").replace("type: openstack", "type: Open_Stack"))
-    with pytest.raises(s.StackError) as exc:
-        s.Stack(str(d))
+    with pytest.raises(stacktree.StackError) as exc:
+        stacks.Stack(str(d))
     assert "config.kubernetesVersion is '1.32.7'" in str(exc.value)
     assert "config.provider.type is 'Open_Stack'" in str(exc.value)
     assert str(cfg) in str(exc.value)
@@ -249,8 +249,8 @@ def go_dirhash_cleaned(files):
 
 def test_csctl_dirhash_matches_the_go_algorithm():
     files = [("cluster-class/Chart.yaml", b"name: x\n"), ("csctl.yaml", b"a: 1\n"), ("cluster-addon/b", b"")]
-    assert s.csctl_dirhash(files) == go_dirhash_cleaned(files)
-    assert re.match(r"^[a-z0-9]{7}$", s.csctl_dirhash(files))
+    assert stackrecords.csctl_dirhash(files) == go_dirhash_cleaned(files)
+    assert re.match(r"^[a-z0-9]{7}$", stackrecords.csctl_dirhash(files))
 
 
 def test_csctl_hash_mode(copy_stack):
@@ -259,10 +259,10 @@ def test_csctl_hash_mode(copy_stack):
     d = copy_stack("csctl")
     chart = d / "cluster-class" / "Chart.yaml"
     chart.write_text(chart.read_text().replace("version: v3", "version: v0-sha.0000000"))
-    st = s.Stack(str(d))
+    st = stacks.Stack(str(d))
     dev = st.dev_version()
     assert re.match(r"^v0-sha\.[a-z0-9]{7}$", dev)
-    plan = s.plan_versions(st)
+    plan = stackbump.plan_versions(st)
     assert plan["mode"] == "hash" and plan["first"] is True
     assert plan["versions"] == {"clusterStack": dev, "kubernetes": "v1.32.7",
                                 "components": {"clusterAddon": dev, "nodeImage": dev}}
@@ -271,14 +271,14 @@ def test_csctl_hash_mode(copy_stack):
     assert run(d, "--check") == 0
     # an add-on edit: a new dev version for the stack and the add-ons, the node image keeps its own
     edit_file(d / "cluster-addon" / "cni" / "values.yaml")
-    plan = s.plan_versions(s.Stack(str(d)))
-    new = s.Stack(str(d)).dev_version()
+    plan = stackbump.plan_versions(stacks.Stack(str(d)))
+    new = stacks.Stack(str(d)).dev_version()
     assert plan["changed"] == ["clusterAddon"] and new != dev
     assert plan["versions"] == {"clusterStack": new, "kubernetes": "v1.32.7",
                                 "components": {"clusterAddon": new, "nodeImage": dev}}
     assert run(d) == 0
     assert_all_say(d, name, plan["versions"])
-    assert s.Stack(str(d)).dev_version() == new  # rewriting the versions does not move the hash
+    assert stacks.Stack(str(d)).dev_version() == new  # rewriting the versions does not move the hash
     assert run(d, "--check") == 0
 
 
@@ -286,14 +286,14 @@ def test_csctl_template_placeholders_are_left_to_csctl(copy_stack):
     d = copy_stack("csctl")
     chart = d / "cluster-class" / "Chart.yaml"
     chart.write_text(chart.read_text().replace("version: v3", "version: << .ClusterClassVersion >>"))
-    plan = s.plan_versions(s.Stack(str(d)))
+    plan = stackbump.plan_versions(stacks.Stack(str(d)))
     assert plan["changed"] == [] and str(chart) not in plan["edits"]
 
 
 def test_unknown_top_level_file_counts_in_cluster_class(copy_stack):
     d = copy_stack("seed")
     (d / "create-cluster-class-archive.sh").write_text("#!/bin/sh\nhelm package cluster-class\n")
-    plan = s.plan_versions(s.Stack(str(d)))
+    plan = stackbump.plan_versions(stacks.Stack(str(d)))
     assert plan["changed"] == ["clusterClass"]
     assert plan["versions"]["components"] == {"clusterAddon": "v2", "nodeImage": "v1"}
 
@@ -307,7 +307,7 @@ def test_unknown_top_level_file_counts_in_cluster_class(copy_stack):
     ("x:\n  version: v1\n", ["version"], "v2", None),
 ])
 def test_set_yaml_scalar(text, keys, value, expected):
-    assert s.set_yaml_scalar(text, keys, value) == expected
+    assert stackyaml.set_yaml_scalar(text, keys, value) == expected
 
 
 def test_dev_version_equals_csctl_on_a_placeholder_tree(copy_stack):
@@ -321,7 +321,7 @@ def test_dev_version_equals_csctl_on_a_placeholder_tree(copy_stack):
     readme = d / "README.md"
     readme.write_text(readme.read_text().replace("openstack-scs-1-32-v3", "openstack-scs-1-32-<< .ClusterClassVersion >>"))
     raw = [(p.relative_to(d).as_posix(), p.read_bytes()) for p in d.rglob("*") if p.is_file()]
-    assert s.Stack(str(d)).dev_version() == "v0-sha." + go_dirhash_cleaned(raw)
+    assert stacks.Stack(str(d)).dev_version() == "v0-sha." + go_dirhash_cleaned(raw)
 
 
 def test_a_csctl_yaml_that_is_no_csctl_config_is_skipped_with_a_note(copy_stack, tmp_path, capsys):
@@ -332,12 +332,12 @@ def test_a_csctl_yaml_that_is_no_csctl_config_is_skipped_with_a_note(copy_stack,
     tasks.mkdir(parents=True)
     (tasks / "csctl.yaml").write_text("- name: Build the stack with csctl\n  ansible.builtin.command: csctl create .\n")
     notes = []
-    assert s.find_stacks(str(tmp_path), notes) == [str(d)]
+    assert stacks.find_stacks(str(tmp_path), notes) == [str(d)]
     assert notes == ["%s: not a csctl config (no 'config' mapping: a list); not a stack, skipped"
-                     % s.shown(str(tasks / "csctl.yaml"))]
+                     % stacktree.shown(str(tasks / "csctl.yaml"))]
     assert run(tmp_path, "--check") == 0
     assert "playbooks/tasks/csctl.yaml: not a csctl config" in capsys.readouterr().err
     (tasks / "csctl.yaml").write_text("config: [unclosed\n")
-    assert s.find_stacks(str(tmp_path)) == sorted([str(d), str(tasks)])
-    with pytest.raises(s.StackError):
-        s.Stack(str(tasks))
+    assert stacks.find_stacks(str(tmp_path)) == sorted([str(d), str(tasks)])
+    with pytest.raises(stacktree.StackError):
+        stacks.Stack(str(tasks))

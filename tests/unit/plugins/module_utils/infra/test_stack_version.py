@@ -13,7 +13,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks as s
+from ansible_collections.mooring.cluster.plugins.module_utils.infra import stackbump, stackrecords, stacks, stacktree
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli import main as cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))))
@@ -35,9 +35,9 @@ def stack_dir(tmp_path):
 
 
 def released(stack_dir):
-    plan = s.plan_versions(s.Stack(str(stack_dir)))
-    s.apply_versions(plan)
-    return s.Stack(str(stack_dir))
+    plan = stackbump.plan_versions(stacks.Stack(str(stack_dir)))
+    stackbump.apply_versions(plan)
+    return stacks.Stack(str(stack_dir))
 
 
 def versions(stack_dir):
@@ -52,36 +52,36 @@ def edit(path, old, new):
 
 def test_repository_stacks_are_recorded():
     """CI's guard: every stack in the repository has its current content recorded."""
-    for path in s.find_stacks(os.path.join(ROOT, "stacks")):
-        assert s.plan_versions(s.Stack(path))["due"] is False, path
+    for path in stacks.find_stacks(os.path.join(ROOT, "stacks")):
+        assert stackbump.plan_versions(stacks.Stack(path))["due"] is False, path
 
 
 def test_first_release_then_nothing_due(stack_dir):
-    st = s.Stack(str(stack_dir))
-    assert s.plan_versions(st)["first"] is True
+    st = stacks.Stack(str(stack_dir))
+    assert stackbump.plan_versions(st)["first"] is True
     # without a record the stack is taken as it is: nothing to commit yet
-    assert s.check_versions(st)["due"] is True and s.unrecorded(s.plan_versions(st)) is False
+    assert stackbump.check_versions(st)["due"] is True and stackbump.unrecorded(stackbump.plan_versions(st)) is False
     st = released(stack_dir)
-    assert s.plan_versions(st)["due"] is False
+    assert stackbump.plan_versions(st)["due"] is False
     assert versions(stack_dir)["clusterStack"] == "v1"
 
 
 def test_addon_values_change_bumps_cluster_addon_and_stack_only(stack_dir):
     released(stack_dir)
     edit(stack_dir / "cluster-addon" / "values.yaml", "replicaCount: 2", "replicaCount: 3")
-    plan = s.plan_versions(s.Stack(str(stack_dir)))
+    plan = stackbump.plan_versions(stacks.Stack(str(stack_dir)))
     assert plan["changed"] == ["clusterAddon"]
     assert plan["versions"]["clusterStack"] == "v2"
     assert plan["versions"]["components"] == {"clusterAddon": "v2", "nodeImage": "v1"}
-    s.apply_versions(plan)
+    stackbump.apply_versions(plan)
     assert versions(stack_dir)["components"]["clusterAddon"] == "v2"
-    assert s.plan_versions(s.Stack(str(stack_dir)))["due"] is False
+    assert stackbump.plan_versions(stacks.Stack(str(stack_dir)))["due"] is False
 
 
 def test_node_image_change_bumps_node_image(stack_dir):
     released(stack_dir)
     edit(stack_dir / "node-image" / "image.yaml", "minDiskGiB: 20", "minDiskGiB: 30")
-    plan = s.plan_versions(s.Stack(str(stack_dir)))
+    plan = stackbump.plan_versions(stacks.Stack(str(stack_dir)))
     assert plan["changed"] == ["nodeImage"]
     assert plan["versions"]["components"] == {"clusterAddon": "v1", "nodeImage": "v2"}
 
@@ -89,7 +89,7 @@ def test_node_image_change_bumps_node_image(stack_dir):
 def test_addon_version_in_spec_bumps_cluster_addon(stack_dir):
     released(stack_dir)
     edit(stack_dir / "installer.yaml", "version: 0.0.32", "version: 0.0.31")
-    plan = s.plan_versions(s.Stack(str(stack_dir)))
+    plan = stackbump.plan_versions(stacks.Stack(str(stack_dir)))
     assert plan["changed"] == ["clusterAddon", "clusterClass"]
     assert plan["versions"]["components"] == {"clusterAddon": "v2", "nodeImage": "v1"}
     assert plan["versions"]["clusterStack"] == "v2"
@@ -99,10 +99,10 @@ def test_kubernetes_patch_bumps_node_image_and_metadata(stack_dir):
     released(stack_dir)
     edit(stack_dir / "installer.yaml", "version: 1.34.11", "version: 1.34.10")
     edit(stack_dir / "node-image" / "image.yaml", "v1.34.11", "v1.34.10")
-    with pytest.raises(s.StackError, match="differs from the installer spec"):
-        s.Stack(str(stack_dir))  # metadata still says 1.34.11: refused until `stack version` runs
+    with pytest.raises(stacktree.StackError, match="differs from the installer spec"):
+        stacks.Stack(str(stack_dir))  # metadata still says 1.34.11: refused until `stack version` runs
     edit(stack_dir / "metadata.yaml", "v1.34.11", "v1.34.10")
-    plan = s.plan_versions(s.Stack(str(stack_dir)))
+    plan = stackbump.plan_versions(stacks.Stack(str(stack_dir)))
     assert plan["versions"]["kubernetes"] == "v1.34.10"
     assert plan["versions"]["components"]["nodeImage"] == "v2"
 
@@ -110,7 +110,7 @@ def test_kubernetes_patch_bumps_node_image_and_metadata(stack_dir):
 def test_cluster_class_change_bumps_stack_only(stack_dir):
     released(stack_dir)
     edit(stack_dir / "cluster-class" / "values.yaml", "flavor: SCS-4V-8", "flavor: SCS-8V-16")
-    plan = s.plan_versions(s.Stack(str(stack_dir)))
+    plan = stackbump.plan_versions(stacks.Stack(str(stack_dir)))
     assert plan["changed"] == ["clusterClass"]
     assert plan["versions"]["clusterStack"] == "v2"
     assert plan["versions"]["components"] == {"clusterAddon": "v1", "nodeImage": "v1"}
@@ -124,13 +124,13 @@ def test_noise_never_bumps(stack_dir):
     (stack_dir / "cluster-addon" / ".values.yaml.swp").write_text("editor noise")
     edit(stack_dir / "installer.yaml", "# The installer spec", "# Edited comment: the installer spec")
     edit(stack_dir / "metadata.yaml", "apiVersion", "# a comment\napiVersion")
-    assert s.plan_versions(s.Stack(str(stack_dir)))["due"] is False
+    assert stackbump.plan_versions(stacks.Stack(str(stack_dir)))["due"] is False
 
 
 def test_hand_bumped_metadata_is_put_back(stack_dir):
     released(stack_dir)
     edit(stack_dir / "metadata.yaml", "clusterStack: v1", "clusterStack: v7")
-    plan = s.plan_versions(s.Stack(str(stack_dir)))
+    plan = stackbump.plan_versions(stacks.Stack(str(stack_dir)))
     assert plan["due"] is True and plan["changed"] == []
     assert plan["versions"]["clusterStack"] == "v1"
 
@@ -150,12 +150,12 @@ def test_property_tree_hash_independent_of_creation_order_and_mode(tmp_path_fact
             path.write_bytes(data)
             os.chmod(str(path), 0o600 if attempt else 0o755)
             os.utime(str(path), (attempt * 1000, attempt * 1000))
-        hashes.append(s.part_hash(str(root), {"b": 1, "a": [1, 2]}))
+        hashes.append(stackrecords.part_hash(str(root), {"b": 1, "a": [1, 2]}))
     assert hashes[0] == hashes[1]
     root = tmp_path_factory.mktemp("tree")
     for name, data in files.items():
         (root / name).write_bytes(data + b"!")
-    assert s.part_hash(str(root), {"a": [1, 2], "b": 1}) != hashes[0]
+    assert stackrecords.part_hash(str(root), {"a": [1, 2], "b": 1}) != hashes[0]
 
 
 def test_cli_check_exit_codes(stack_dir, capsys):
@@ -174,15 +174,15 @@ def test_cli_check_exit_codes(stack_dir, capsys):
 ])
 def test_floating_versions_refused(stack_dir, old, new, why):
     edit(stack_dir / "installer.yaml", old, new)
-    with pytest.raises(s.StackError) as exc:
-        s.Stack(str(stack_dir))
+    with pytest.raises(stacktree.StackError) as exc:
+        stacks.Stack(str(stack_dir))
     assert why in str(exc.value)
 
 
 def test_bad_metadata_named(stack_dir):
     edit(stack_dir / "metadata.yaml", "nodeImage: v1", "nodeImage: 1")
-    with pytest.raises(s.StackError, match=r"versions.components.nodeImage is '1'|versions.components.nodeImage is 1"):
-        s.Stack(str(stack_dir))
+    with pytest.raises(stacktree.StackError, match=r"versions.components.nodeImage is '1'|versions.components.nodeImage is 1"):
+        stacks.Stack(str(stack_dir))
 
 
 EDITS = {
@@ -211,13 +211,13 @@ def test_property_bumps_exactly_what_changed(tmp_path_factory, rounds):
             old, new = (b, a) if flip.get(part) else (a, b)
             edit(d / rel, old, new)
             flip[part] = not flip.get(part)
-        plan = s.plan_versions(s.Stack(str(d)))
+        plan = stackbump.plan_versions(stacks.Stack(str(d)))
         assert sorted(plan["changed"]) == sorted(edited)
         expected = {
             "clusterStack": bump(expected["clusterStack"], bool(edited)),
             "kubernetes": expected["kubernetes"],
-            "components": {c: bump(expected["components"][c], c in edited) for c in s.COMPONENTS},
+            "components": {c: bump(expected["components"][c], c in edited) for c in stacktree.COMPONENTS},
         }
         assert plan["versions"] == expected
-        s.apply_versions(plan)
-        assert s.plan_versions(s.Stack(str(d)))["due"] is False
+        stackbump.apply_versions(plan)
+        assert stackbump.plan_versions(stacks.Stack(str(d)))["due"] is False

@@ -226,9 +226,9 @@ def _two_seeds(second, alpha_due=True, helm=None):
 
 def _recorded(work, stack_dir):
     """Record a stack's current content (so that the export gets past the version check to what a case breaks)."""
-    from ansible_collections.mooring.cluster.plugins.module_utils.infra import stacks  # noqa: PLC0415
+    from ansible_collections.mooring.cluster.plugins.module_utils.infra import stackbump, stacks  # noqa: PLC0415
 
-    stacks.apply_versions(stacks.plan_versions(stacks.Stack(os.path.join(work, stack_dir))))
+    stackbump.apply_versions(stackbump.plan_versions(stacks.Stack(os.path.join(work, stack_dir))))
 
 
 def _ours(mutate=None, helm=None):
