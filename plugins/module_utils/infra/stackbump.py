@@ -73,7 +73,7 @@ def plan_versions(stack):
     else:
         base_stack = version_number(recorded.get("clusterStack"), "versions.clusterStack", stack.release_path)
         base = {c: version_number((recorded.get("components") or {}).get(c), "versions.components.%s" % c,
-                                   stack.release_path) for c in COMPONENTS}
+                                  stack.release_path) for c in COMPONENTS}
         changed = [p for p in PARTS if hashes[p] != release["hashes"].get(p)]
         versions = {"clusterStack": _bumped(base_stack, changed), "kubernetes": stack.spec_kubernetes(),
                     "components": {c: _bumped(base[c], c in changed) for c in COMPONENTS}}
@@ -124,7 +124,6 @@ def check_versions(stack):
     return plan
 
 
-
 def apply_versions(plan):
     """Write the files carrying versions and release.yaml for a plan, all or nothing
     (:func:`commit_files`); returns the paths written."""
@@ -140,5 +139,3 @@ def apply_versions(plan):
     if stack.metadata is not None:
         stack.metadata = load_metadata(stack.metadata_path, dev_ok=stack.layout != "mooring")
     return written
-
-

@@ -58,7 +58,6 @@ def csctl_dirhash(files):
     return text.lower()[:7]
 
 
-
 def version_number(value, field, path):
     m = STABLE_VERSION.match(value) if isinstance(value, str) else None
     if not m:
@@ -164,5 +163,3 @@ def load_csctl_config(path):
     if problems:
         raise StackError("bad csctl config", problems)
     return doc
-
-

@@ -248,7 +248,7 @@ class Stack(object):
                     entries[dirs[top]].append((inner, kind, hashlib.sha256(self._content(rel, kind, full)).hexdigest()))
             return {
                 "clusterAddon": entries_hash(entries["clusterAddon"],
-                                              {k: v for k, v in spec.items() if k not in NOT_IN_CLUSTER_ADDON}),
+                                             {k: v for k, v in spec.items() if k not in NOT_IN_CLUSTER_ADDON}),
                 "nodeImage": entries_hash(entries["nodeImage"], {k: spec[k] for k in NODE_IMAGE_ADDONS if k in spec}),
                 "clusterClass": entries_hash(entries["clusterClass"], spec),
             }
@@ -335,7 +335,6 @@ class Stack(object):
         return edits
 
 
-
 def _load_installer(path):
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import read_installer
 
@@ -390,5 +389,3 @@ def find_stacks(path, notes=None):
     if not found:
         raise StackError("no stack", ["no metadata.yaml, csctl.yaml or installer.yaml below %s" % path])
     return sorted(found)
-
-

@@ -27,11 +27,11 @@ Kubernetes version), ``cluster-class/`` and ``cluster-addon/`` Helm charts, ``no
 from __future__ import annotations
 
 import codecs
+import contextlib
 import hashlib
 import os
 import re
 import stat
-import tempfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
@@ -141,7 +141,6 @@ def check_tree(root):
     return problems
 
 
-
 def tree_entries(root):
     """``[(relative posix path, kind, digest)]`` for everything under ``root``, sorted.
 
@@ -166,7 +165,6 @@ def tree_entries(root):
     return sorted(entries)
 
 
-
 def detect_layout(path):
     """``mooring``, ``csctl`` or ``seed`` for a stack directory; None when it is none of these."""
     if os.path.isfile(os.path.join(path, "installer.yaml")):
@@ -176,7 +174,6 @@ def detect_layout(path):
     if os.path.isfile(os.path.join(path, "metadata.yaml")):
         return "seed"
     return None
-
 
 
 def _old_file(path):
@@ -194,18 +191,40 @@ def _old_file(path):
         return f.read(), stat.S_IMODE(st.st_mode)
 
 
-def _put(path, data, mode):
-    """``data`` at ``path`` through a temporary file in its directory and a rename."""
-    fd, tmp = tempfile.mkstemp(prefix=".%s-" % os.path.basename(path), dir=os.path.dirname(path))
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise
+def _make_dirs(path, made):
+    """Make the missing directories above ``path`` (0755), outermost first; ``made`` gets each one made."""
+    missing = []
+    d = os.path.dirname(path)
+    while not os.path.isdir(d):
+        missing.append(d)
+        d = os.path.dirname(d)
+    for d in reversed(missing):
+        os.mkdir(d, 0o755)
+        made.append(d)
+
+
+def _recorder(done, path, old):
+    """An exit callback that records ``(path, old)`` once the rename before it succeeded."""
+    def record(exc_type, _exc, _tb):
+        if exc_type is None:
+            done.append((path, old))
+    return record
+
+
+def _stage_and_rename(todo, made, done):
+    """Every new content to a temporary file (:func:`fileio.atomic_output`), then all renamed in
+    ``todo``'s order when the stack of outputs closes; ``done`` gets each file renamed. When a
+    temporary file cannot be written, or a rename fails, the later renames do not happen and every
+    temporary file left is removed."""
+    with contextlib.ExitStack() as outputs:
+        for path, _data, _old in todo:
+            _make_dirs(path, made)
+        # entered last to first, so that they close (rename) first to last
+        for path, data, old in reversed(todo):
+            outputs.push(_recorder(done, path, old))
+            handle = outputs.enter_context(fileio.atomic_output(path, old[1] if old else 0o644))
+            handle.write(data)
+            handle.close()  # one open file at a time; the rename comes when the stack closes
 
 
 def commit_files(changes, root):
@@ -223,37 +242,16 @@ def commit_files(changes, root):
         old = _old_file(path)
         if old is None or old[0] != data:
             todo.append((path, data, old))
-    made, temps, done = [], [], []
+    made, done = [], []
     try:
-        for path, data, old in todo:
-            missing = []
-            d = os.path.dirname(path)
-            while not os.path.isdir(d):
-                missing.append(d)
-                d = os.path.dirname(d)
-            for d in reversed(missing):
-                os.mkdir(d, 0o755)
-                made.append(d)
-            fd, tmp = tempfile.mkstemp(prefix=".%s-" % os.path.basename(path), dir=os.path.dirname(path))
-            temps.append(tmp)
-            os.fchmod(fd, old[1] if old else 0o644)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-        for (path, _data, old), tmp in zip(todo, temps):
-            os.replace(tmp, path)
-            done.append((path, old))
+        _stage_and_rename(todo, made, done)
     except BaseException:
         for path, old in reversed(done):
             if old is None:
                 os.unlink(path)
             else:
-                _put(path, old[0], old[1])
-        for tmp in temps:
-            if os.path.lexists(tmp):
-                os.unlink(tmp)
+                fileio.write_atomic(path, old[0], old[1])
         for d in reversed(made):
             os.rmdir(d)
         raise
     return [path for path, _data, _old in todo]
-
-

@@ -104,7 +104,6 @@ def set_yaml_scalar(text, keys, value):
     return "".join(lines)
 
 
-
 def load_yaml(path, what, max_aliases=0):
     """A stack's YAML file through yamlio: UTF-8, bounded; ``max_aliases`` 0 where the format has no anchors."""
     if not HAS_YAML:  # pragma: no cover
@@ -121,7 +120,6 @@ def load_yaml(path, what, max_aliases=0):
         raise StackError("bad YAML", exc.problems) from None
 
 
-
 def chart_text(path, data=None):
     """The text of a stack chart's Chart.yaml, which carries a version: UTF-8, else a StackError."""
     if data is None:
@@ -132,7 +130,6 @@ def chart_text(path, data=None):
     except yamlio.YamlInputError as exc:
         raise StackError("bad chart", exc.problems) from None
     return data.decode("utf-8")  # as it is, a byte-order mark included
-
 
 
 _DUMPERS = {}
@@ -157,5 +154,3 @@ def dump(doc):
 def dump_all(docs):
     """``docs`` as a YAML stream (each document starting with ``---``), as :func:`dump` writes one."""
     return yaml.dump_all(docs, Dumper=dumper(), sort_keys=False, default_flow_style=False, explicit_start=True)
-
-
