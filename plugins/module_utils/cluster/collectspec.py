@@ -14,6 +14,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.hostio imp
 
 
 def spec_text(spec, key, default=None, required=False):
+    """``spec[key]`` as text (a string or a number); ``default`` when unset or empty, unless ``required``."""
     value = spec.get(key, default)
     if value is None or value == "":
         if required:
@@ -25,6 +26,7 @@ def spec_text(spec, key, default=None, required=False):
 
 
 def spec_int(spec, key, default=None, low=0, high=None):
+    """``spec[key]`` as a decimal integer from ``low`` to ``high``; unset or empty is an error."""
     value = spec.get(key, default)
     if value is None or value == "":
         raise CollectError("%s is required" % key)

@@ -137,4 +137,5 @@ class Host:
 
 
 def first_ipv4(entry):
+    """The first IPv4 address of one ``ip -j addr`` entry, or None."""
     return next((a.get("local") for a in entry.get("addr_info") or [] if a.get("family") == "inet" and a.get("local")), None)

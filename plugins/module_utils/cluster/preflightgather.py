@@ -44,6 +44,7 @@ def parse_meminfo(text):
 
 
 def parse_os_release(text):
+    """{key: value} of /etc/os-release (quotes removed)."""
     out = {}
     for line in (text or "").splitlines():
         if "=" in line and not line.startswith("#"):
@@ -179,6 +180,7 @@ def gather_networks(run):
 
 
 def probe_tcp(address, port, timeout=2.0):
+    """``(True, "")`` when a TCP connection to ``address:port`` opens within ``timeout``, else ``(False, why)``."""
     try:
         netguard.check(address)
         with socket.create_connection((address, port), timeout=timeout):
