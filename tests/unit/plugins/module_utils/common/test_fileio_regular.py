@@ -60,8 +60,7 @@ def test_atomic_output_mode_and_failure_leave_nothing(tmp_path):
     def refuse(tmp):
         raise ValueError("no")
 
-    with pytest.raises(ValueError):
-        with fileio.atomic_output(str(path), check=refuse) as handle:
-            handle.write(b"other")
+    with pytest.raises(ValueError), fileio.atomic_output(str(path), check=refuse) as handle:
+        handle.write(b"other")
     assert path.read_bytes() == b"secret"
     assert sorted(os.listdir(str(tmp_path))) == ["out"]
