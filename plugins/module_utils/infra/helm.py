@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, excerpt
 
 HELM_ENV = "MOORING_HELM"
 DEFAULT_TIMEOUT = 120
@@ -60,6 +60,65 @@ def _tail(text, lines=STDERR_LINES):
     return "; ".join(kept) or "no output on stderr"
 
 
+def _offline_env(tmp):
+    """The environment helm runs in: its config, cache and data under ``tmp``, and an empty kubeconfig
+    (``template`` never talks to a cluster)."""
+    kubeconfig = os.path.join(tmp, "kubeconfig")
+    with open(kubeconfig, "w", encoding="utf-8") as f:
+        f.write("apiVersion: v1\nkind: Config\n")
+    env = dict(os.environ)
+    env.update({
+        "HELM_CONFIG_HOME": os.path.join(tmp, "config"),
+        "HELM_CACHE_HOME": os.path.join(tmp, "cache"),
+        "HELM_DATA_HOME": os.path.join(tmp, "data"),
+        "KUBECONFIG": kubeconfig,
+    })
+    return env
+
+
+def _run_template(binary, argv, env, tmp, chart_dir, timeout):
+    """Run ``argv`` with stdout and stderr in files under ``tmp``; helm's stdout (bytes, bounded), or HelmError."""
+    out_path = os.path.join(tmp, "stdout")
+    err_path = os.path.join(tmp, "stderr")
+    try:
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, timeout=timeout,
+                                  check=False)
+    except subprocess.TimeoutExpired:
+        raise HelmError("helm template of %s did not finish within %ss" % (chart_dir, timeout)) from None
+    except OSError as exc:
+        raise HelmError("helm template of %s could not run %s: %s" % (chart_dir, binary, exc.strerror or exc)) from None
+    with open(err_path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        f.seek(max(0, size - MAX_STDERR_BYTES))
+        stderr = f.read().decode("utf-8", "replace")
+    if proc.returncode != 0:
+        raise HelmError("helm template of %s failed (exit %d): %s" % (chart_dir, proc.returncode, _tail(stderr)[:500]))
+    if os.path.getsize(out_path) > MAX_OUTPUT_BYTES:
+        raise HelmError("helm template of %s printed %d bytes, more than the limit of %d"
+                        % (chart_dir, os.path.getsize(out_path), MAX_OUTPUT_BYTES))
+    with open(out_path, "rb") as f:
+        return f.read()
+
+
+def _objects(stdout, chart_dir):
+    """The rendered objects of helm's output (bounded YAML); empty documents dropped, anything but a mapping refused."""
+    try:
+        docs = yamlio.load(stdout, "helm template output", multi=True, max_bytes=MAX_OUTPUT_BYTES,
+                           max_nodes=MAX_OUTPUT_NODES, max_depth=MAX_OUTPUT_DEPTH)
+    except yamlio.YamlInputError as exc:
+        raise HelmError("helm template of %s printed invalid YAML: %s" % (chart_dir, exc)) from None
+    objects = []
+    for doc in docs:
+        if doc is None or doc == {}:
+            continue
+        if not isinstance(doc, dict):
+            raise HelmError("helm template of %s printed a document that is not an object: %s"
+                            % (chart_dir, excerpt(doc)))
+        objects.append(doc)
+    return objects
+
+
 def template(chart_dir, release_name, values, namespace=None, kube_version=None, helm=None, timeout=DEFAULT_TIMEOUT):
     """``helm template RELEASE CHART_DIR`` with ``values``; the rendered objects as a list of dicts.
 
@@ -74,53 +133,11 @@ def template(chart_dir, release_name, values, namespace=None, kube_version=None,
         values_file = os.path.join(tmp, "values.yaml")
         with open(values_file, "w", encoding="utf-8") as f:
             json.dump(values or {}, f)  # JSON is YAML, and keeps every type as given
-        kubeconfig = os.path.join(tmp, "kubeconfig")
-        with open(kubeconfig, "w", encoding="utf-8") as f:
-            f.write("apiVersion: v1\nkind: Config\n")
-        env = dict(os.environ)
-        env.update({
-            "HELM_CONFIG_HOME": os.path.join(tmp, "config"),
-            "HELM_CACHE_HOME": os.path.join(tmp, "cache"),
-            "HELM_DATA_HOME": os.path.join(tmp, "data"),
-            "KUBECONFIG": kubeconfig,
-        })
+        env = _offline_env(tmp)
         argv = [binary, "template", release_name, chart_dir,
                 "--namespace", namespace or DEFAULT_NAMESPACE,
                 "--values", values_file]
         if kube_version:
             argv += ["--kube-version", str(kube_version)]
-        out_path = os.path.join(tmp, "stdout")
-        err_path = os.path.join(tmp, "stderr")
-        try:
-            with open(out_path, "wb") as out, open(err_path, "wb") as err:
-                proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, timeout=timeout,
-                                      check=False)
-        except subprocess.TimeoutExpired:
-            raise HelmError("helm template of %s did not finish within %ss" % (chart_dir, timeout)) from None
-        except OSError as exc:
-            raise HelmError("helm template of %s could not run %s: %s" % (chart_dir, binary, exc.strerror or exc)) from None
-        with open(err_path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            f.seek(max(0, size - MAX_STDERR_BYTES))
-            stderr = f.read().decode("utf-8", "replace")
-        if proc.returncode != 0:
-            raise HelmError("helm template of %s failed (exit %d): %s" % (chart_dir, proc.returncode, _tail(stderr)[:500]))
-        if os.path.getsize(out_path) > MAX_OUTPUT_BYTES:
-            raise HelmError("helm template of %s printed %d bytes, more than the limit of %d"
-                            % (chart_dir, os.path.getsize(out_path), MAX_OUTPUT_BYTES))
-        with open(out_path, "rb") as f:
-            stdout = f.read()
-    try:
-        docs = yamlio.load(stdout, "helm template output", multi=True, max_bytes=MAX_OUTPUT_BYTES,
-                           max_nodes=MAX_OUTPUT_NODES, max_depth=MAX_OUTPUT_DEPTH)
-    except yamlio.YamlInputError as exc:
-        raise HelmError("helm template of %s printed invalid YAML: %s" % (chart_dir, exc)) from None
-    objects = []
-    for doc in docs:
-        if doc is None or doc == {}:
-            continue
-        if not isinstance(doc, dict):
-            raise HelmError("helm template of %s printed a document that is not an object: %s"
-                            % (chart_dir, yamlio.excerpt(doc)))
-        objects.append(doc)
-    return objects
+        stdout = _run_template(binary, argv, env, tmp, chart_dir, timeout)
+    return _objects(stdout, chart_dir)

@@ -160,6 +160,51 @@ def validate_state(state):
     }
 
 
+def _first_control_plane(present, new, control_plane_count, min_cpus, min_memory_mb, messages):
+    """Schedule the control plane on the first ``control_plane_count`` eligible machines (into ``new``);
+    their ids, or [] (with the reasons in ``messages``) when too few are eligible."""
+    eligible = [m for m in present if eligibility(m, min_cpus, min_memory_mb) is None]
+    if len(eligible) < control_plane_count:
+        messages.append(
+            "no control plane scheduled: %d of %d machines needed are eligible (>= %d CPUs, >= %d MiB memory)"
+            % (len(eligible), control_plane_count, min_cpus, min_memory_mb)
+        )
+        for m in present:
+            reason = eligibility(m, min_cpus, min_memory_mb)
+            if reason:
+                messages.append("machine %s is not eligible for the control plane: %s" % (m["name"], reason))
+        return []
+    for m in eligible[:control_plane_count]:
+        new[m["id"]] = {"name": m["name"], "role": CONTROL_PLANE}
+    messages.append(
+        "control plane scheduled on %s" % ", ".join(m["name"] for m in eligible[:control_plane_count])
+    )
+    return sorted(m["id"] for m in eligible[:control_plane_count])
+
+
+def _workers_and_names(present, new):
+    """Every present machine not yet recorded becomes a worker; recorded ones take their current name."""
+    for m in present:
+        if m["id"] not in new:
+            new[m["id"]] = {"name": m["name"], "role": WORKER}
+        elif new[m["id"]].get("name") != m["name"]:
+            new[m["id"]]["name"] = m["name"]
+
+
+def _missing(new, by_id, messages):
+    """``{name: role}`` of the recorded machines not present; a missing control-plane machine is told in ``messages``."""
+    missing = {}
+    for mid, entry in sorted(new.items()):
+        if mid not in by_id:
+            missing[entry.get("name", mid)] = entry["role"]
+            if entry["role"] == CONTROL_PLANE:
+                messages.append(
+                    "control-plane machine %s (%s) is missing: run playbooks/replace_control_plane.yml to replace it; "
+                    "no other machine is promoted automatically" % (entry.get("name", mid), mid)
+                )
+    return missing
+
+
 def schedule(machines, state=None, control_plane_count=3, min_cpus=DEFAULT_MIN_CPUS, min_memory_mb=DEFAULT_MIN_MEMORY_MB):
     """Assign roles.
 
@@ -174,51 +219,21 @@ def schedule(machines, state=None, control_plane_count=3, min_cpus=DEFAULT_MIN_C
     recorded = state["machines"]
     messages = []
     new = {k: dict(v) for k, v in recorded.items()}
-    by_id = {m["id"]: m for m in present}
 
     cp_ids = sorted(mid for mid, e in recorded.items() if e["role"] == CONTROL_PLANE)
     cp_count = state["controlPlaneCount"]
     if not cp_ids:
-        eligible = [m for m in present if eligibility(m, min_cpus, min_memory_mb) is None]
-        if len(eligible) < control_plane_count:
-            messages.append(
-                "no control plane scheduled: %d of %d machines needed are eligible (>= %d CPUs, >= %d MiB memory)"
-                % (len(eligible), control_plane_count, min_cpus, min_memory_mb)
-            )
-            for m in present:
-                reason = eligibility(m, min_cpus, min_memory_mb)
-                if reason:
-                    messages.append("machine %s is not eligible for the control plane: %s" % (m["name"], reason))
-        else:
+        cp_ids = _first_control_plane(present, new, control_plane_count, min_cpus, min_memory_mb, messages)
+        if cp_ids:
             cp_count = control_plane_count
-            for m in eligible[:control_plane_count]:
-                new[m["id"]] = {"name": m["name"], "role": CONTROL_PLANE}
-            cp_ids = sorted(m["id"] for m in eligible[:control_plane_count])
-            messages.append(
-                "control plane scheduled on %s" % ", ".join(m["name"] for m in eligible[:control_plane_count])
-            )
     elif cp_count != control_plane_count:
         messages.append(
             "the control plane has %d machines and stays so; configuration asks for %d: resizing is an explicit "
             "operation, not done by the inventory" % (cp_count, control_plane_count)
         )
-
     if cp_ids:
-        for m in present:
-            if m["id"] not in new:
-                new[m["id"]] = {"name": m["name"], "role": WORKER}
-            elif new[m["id"]].get("name") != m["name"]:
-                new[m["id"]]["name"] = m["name"]
-
-    missing = {}
-    for mid, entry in sorted(new.items()):
-        if mid not in by_id:
-            missing[entry.get("name", mid)] = entry["role"]
-            if entry["role"] == CONTROL_PLANE:
-                messages.append(
-                    "control-plane machine %s (%s) is missing: run playbooks/replace_control_plane.yml to replace it; "
-                    "no other machine is promoted automatically" % (entry.get("name", mid), mid)
-                )
+        _workers_and_names(present, new)
+    missing = _missing(new, {m["id"]: m for m in present}, messages)
 
     roles = {m["name"]: new[m["id"]]["role"] for m in present if m["id"] in new}
     pending = [m["name"] for m in present if m["id"] not in new]

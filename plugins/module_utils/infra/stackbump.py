@@ -31,6 +31,71 @@ def _bumped(base, moved):
     return "v%d" % (base + 1 if moved else base)
 
 
+def _hash_mode(stack, hashes, release, first, reasons):
+    """``(changed, versions)`` in hash mode: every part that moved takes the dev version of the whole stack."""
+    dev = stack.dev_version()
+    if first:
+        reasons.append("%s: no hash-mode release recorded yet; %s is taken as the first release" % (stack.name, dev))
+        return list(PARTS), {"clusterStack": dev, "kubernetes": stack.spec_kubernetes(),
+                             "components": {c: dev for c in COMPONENTS}}
+    recorded = release["versions"]
+    changed = [p for p in PARTS if hashes[p] != release["hashes"].get(p)]
+    rc = recorded.get("components") or {}
+    return changed, {"clusterStack": dev if changed else recorded["clusterStack"],
+                     "kubernetes": stack.spec_kubernetes(),
+                     "components": {c: dev if c in changed else rc.get(c, dev) for c in COMPONENTS}}
+
+
+def _first_stable(stack, current, reasons):
+    """``(changed, versions)`` of a first stable release: the versions the stack says it has, when stable."""
+    versions = copy.deepcopy(current)
+    problems = []
+    check_version(versions["clusterStack"], "clusterStack", stack.path, problems, False)
+    for c in COMPONENTS:
+        check_version(versions["components"][c], "components.%s" % c, stack.path, problems, False)
+    if problems:
+        raise StackError("stack %s has no stable versions to record" % stack.name, problems)
+    reasons.append("%s: no release recorded yet; %s is taken as the first release" % (stack.name, versions["clusterStack"]))
+    return list(PARTS), versions
+
+
+def _next_stable(stack, hashes, release):
+    """``(changed, versions)`` after a stable release: each part that moved, and the stack when any did, one up."""
+    recorded = release["versions"]
+    base_stack = version_number(recorded.get("clusterStack"), "versions.clusterStack", stack.release_path)
+    base = {c: version_number((recorded.get("components") or {}).get(c), "versions.components.%s" % c,
+                              stack.release_path) for c in COMPONENTS}
+    changed = [p for p in PARTS if hashes[p] != release["hashes"].get(p)]
+    return changed, {"clusterStack": _bumped(base_stack, changed), "kubernetes": stack.spec_kubernetes(),
+                     "components": {c: _bumped(base[c], c in changed) for c in COMPONENTS}}
+
+
+def _change_reasons(stack, recorded, changed, versions):
+    """One line per part that moved since the recorded release, and one for the stack version."""
+    reasons = []
+    rc = recorded.get("components") or {}
+    for p in changed:
+        if p in COMPONENTS:
+            reasons.append("%s: %s content changed: %s -> %s" % (stack.name, p, rc.get(p), versions["components"][p]))
+        else:
+            reasons.append("%s: %s content changed" % (stack.name, p))
+    if changed:
+        reasons.append("%s: clusterStack %s -> %s" % (stack.name, recorded.get("clusterStack"), versions["clusterStack"]))
+    return reasons
+
+
+def _edit_reasons(stack, first, changed, versions, edits):
+    """The line that says why files carrying versions are rewritten, if any."""
+    names = ", ".join(sorted(os.path.relpath(p, stack.path) for p in edits))
+    if first and edits:
+        return ["%s: %s carry other versions; 'mooring stack version' sets them to %s"
+                % (stack.name, names, versions["clusterStack"])]
+    if not first and not changed and edits:
+        return ["%s: %s carry versions that no content change justifies (%s); they are put back"
+                % (stack.name, names, canonical_json(versions).decode("utf-8"))]
+    return []
+
+
 def plan_versions(stack):
     """Decide versions from hashes: returns a dict describing the plan.
 
@@ -48,56 +113,16 @@ def plan_versions(stack):
     same_mode = bool(recorded) and is_dev_version(recorded.get("clusterStack")) == (mode == "hash")
     first = release is None or not same_mode
     if mode == "hash":
-        dev = stack.dev_version()
-        if first:
-            changed = list(PARTS)
-            versions = {"clusterStack": dev, "kubernetes": stack.spec_kubernetes(),
-                        "components": {c: dev for c in COMPONENTS}}
-            reasons.append("%s: no hash-mode release recorded yet; %s is taken as the first release" % (stack.name, dev))
-        else:
-            changed = [p for p in PARTS if hashes[p] != release["hashes"].get(p)]
-            rc = recorded.get("components") or {}
-            versions = {"clusterStack": dev if changed else recorded["clusterStack"],
-                        "kubernetes": stack.spec_kubernetes(),
-                        "components": {c: dev if c in changed else rc.get(c, dev) for c in COMPONENTS}}
+        changed, versions = _hash_mode(stack, hashes, release, first, reasons)
     elif first:
-        changed = list(PARTS)
-        versions = copy.deepcopy(current)
-        problems = []
-        check_version(versions["clusterStack"], "clusterStack", stack.path, problems, False)
-        for c in COMPONENTS:
-            check_version(versions["components"][c], "components.%s" % c, stack.path, problems, False)
-        if problems:
-            raise StackError("stack %s has no stable versions to record" % stack.name, problems)
-        reasons.append("%s: no release recorded yet; %s is taken as the first release" % (stack.name, versions["clusterStack"]))
+        changed, versions = _first_stable(stack, current, reasons)
     else:
-        base_stack = version_number(recorded.get("clusterStack"), "versions.clusterStack", stack.release_path)
-        base = {c: version_number((recorded.get("components") or {}).get(c), "versions.components.%s" % c,
-                                  stack.release_path) for c in COMPONENTS}
-        changed = [p for p in PARTS if hashes[p] != release["hashes"].get(p)]
-        versions = {"clusterStack": _bumped(base_stack, changed), "kubernetes": stack.spec_kubernetes(),
-                    "components": {c: _bumped(base[c], c in changed) for c in COMPONENTS}}
+        changed, versions = _next_stable(stack, hashes, release)
     if not first:
-        rc = recorded.get("components") or {}
-        for p in changed:
-            if p in COMPONENTS:
-                reasons.append("%s: %s content changed: %s -> %s" % (stack.name, p, rc.get(p), versions["components"][p]))
-            else:
-                reasons.append("%s: %s content changed" % (stack.name, p))
-        if changed:
-            reasons.append("%s: clusterStack %s -> %s" % (stack.name, recorded.get("clusterStack"), versions["clusterStack"]))
+        reasons.extend(_change_reasons(stack, recorded, changed, versions))
     edits = stack.version_edits(versions)
-    if first and edits:
-        reasons.append("%s: %s carry other versions; 'mooring stack version' sets them to %s"
-                       % (stack.name, ", ".join(sorted(os.path.relpath(p, stack.path) for p in edits)),
-                          versions["clusterStack"]))
-    if not first and not changed and edits:
-        reasons.append("%s: %s carry versions that no content change justifies (%s); they are put back"
-                       % (stack.name, ", ".join(sorted(os.path.relpath(p, stack.path) for p in edits)),
-                          canonical_json(versions).decode("utf-8")))
-    release_doc = {"apiVersion": RELEASE_API_VERSION, "kind": RELEASE_KIND,
-                   "versions": versions, "hashes": dict(sorted(hashes.items()))}
-    due = first or bool(changed) or bool(edits) or release_doc["versions"] != recorded
+    reasons.extend(_edit_reasons(stack, first, changed, versions, edits))
+    due = first or bool(changed) or bool(edits) or versions != recorded
     if not due:
         reasons.append("%s: up to date at %s" % (stack.name, versions["clusterStack"]))
     return {"stack": stack, "due": due, "changed": changed, "versions": versions, "hashes": hashes,
