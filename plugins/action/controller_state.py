@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.mooring.cluster.plugins.module_utils.bundle.build import default_key_path, public_key_path
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle.sign import default_key_path, public_key_path
 from ansible_collections.mooring.cluster.plugins.plugin_utils import controllerstate
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 from ansible_collections.mooring.cluster.plugins.plugin_utils.report import INVENTORY_DIR_SUBDIR

@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import format as fmt
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as h
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
@@ -87,7 +88,7 @@ def test_mirror_mismatch_over_http_names_the_artifact(tmp_path, served):
     _url, overlay = served
     lock = build_lock(parse_installer(INSTALLER), load_catalog(None, [overlay]))
     lock["addons"]["etcd"]["artifacts"][0]["sha256"] = "0" * 64
-    with pytest.raises(b.ChecksumError, match="artifact etcd/etcd.*expected 0{64}, got [0-9a-f]{64}"):
+    with pytest.raises(fmt.ChecksumError, match="artifact etcd/etcd.*expected 0{64}, got [0-9a-f]{64}"):
         b.build_bundle(lock, str(tmp_path / "b.tar"), key_path=str(tmp_path / "k.key"),
                        cache_dir=str(tmp_path / "cache"), addons=["etcd"])
     assert not (tmp_path / "b.tar").exists()

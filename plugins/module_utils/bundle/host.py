@@ -27,163 +27,60 @@ measured before tarfile reads what it announces: ``common/tarsafe.py``).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import posixpath
-import re
 import shutil
-import stat
 import tarfile
 import tempfile
-import time
 
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle.format import (
+    MANIFEST_NAME,
+    MAX_MANIFEST,
+    SIGNATURE_NAME,
+    BundleError,
+    ChecksumError,
+    SignatureError,
+    check_manifest,
+    key_fingerprint,
+    public_key_from_pem,
+)
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle.progress import Progress, Ticking
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, fileio, tarsafe
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import CHUNK, HashingReader, HashingWriter
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import reason
 
-BUNDLE_FORMAT = 1
-BUNDLE_KIND = "MooringBundle"
-MANIFEST_NAME = "bundle.json"
-SIGNATURE_NAME = "bundle.json.sig"
-MAX_MANIFEST = 64 << 20
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_MODE = re.compile(r"^0?[0-7]{3,4}$")
-_SAFE_NAME = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9_.+:@-]{1,128}$")  # common/fileio.py's SAFE_NAME
-key_fingerprint = ed25519.key_fingerprint
-
-
-class BundleError(MooringError):
-    """A bundle could not be built, verified or unpacked."""
-
-
-class ChecksumError(BundleError):
-    """Content does not match its recorded sha256 (names the artifact, expected and actual)."""
-
-
-class SignatureError(BundleError):
-    """The bundle signature is missing or does not verify with the trusted public key."""
-
-
-_NOT_A_PUBLIC_KEY = ("public key: not a PEM Ed25519 public key (expected 'BEGIN PUBLIC KEY' with an Ed25519 "
-                     "SubjectPublicKeyInfo); use the .pub file written next to the signing key")
-
-
-def public_key_from_pem(text):
-    """Raw 32-byte Ed25519 public key from PEM SubjectPublicKeyInfo text."""
-    raw = ed25519.public_key_from_pem(text)
-    if raw is None:
-        raise SignatureError(_NOT_A_PUBLIC_KEY)
-    return raw
-
-
-def _excerpt(value, limit=80):
-    """``repr(value)`` cut to ``limit`` characters (yamlio.excerpt; this module stays standard library only)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def _reason(exc):
-    """The first line of an exception's text, at most 200 characters (its type when it has none)."""
-    text = str(exc).strip()
-    return text.splitlines()[0][:200] if text else type(exc).__name__
-
-
-def _regular_file(path, what, error=BundleError):
-    """Refuse, without opening it, a path that is missing or is not a regular file."""
-    try:
-        kind = fileio.file_kind(path)[1]
-    except OSError as exc:
-        raise error("%s %s: cannot read it (%s)" % (what, path, exc.strerror or exc)) from None
-    if kind == "directory":
-        raise error("%s %s: is a directory, not a file" % (what, path))
-    if kind == "special":
-        raise error("%s %s: not a regular file" % (what, path))
+MAX_PUBLIC_KEY = 64 << 10  # a PEM public key is a few hundred bytes
 
 
 def open_bundle(path):
     """The bundle file at ``path`` opened for reading: a regular file, checked on the open descriptor
-    (a FIFO or device is refused without a blocking read)."""
+    (fileio.open_regular: a FIFO or device is refused without a blocking read)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        handle, st = fileio.open_regular(path, "bundle")
+    except fileio.NotRegularFileError as exc:
+        if exc.errno == errno.EISDIR:
+            raise BundleError("%s: is a directory, not a bundle file" % path) from None
+        raise BundleError("%s: not a regular file; a bundle is a tar file" % path) from None
     except OSError as exc:
         raise BundleError("%s: cannot read the bundle (%s)" % (path, exc.strerror or exc)) from None
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise BundleError("%s: is a directory, not a bundle file" % path)
-        if not stat.S_ISREG(st.st_mode):
-            raise BundleError("%s: not a regular file; a bundle is a tar file" % path)
-        if st.st_size == 0:
-            raise BundleError("%s: empty file, not a bundle" % path)
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+    if st.st_size == 0:
+        handle.close()
+        raise BundleError("%s: empty file, not a bundle" % path)
+    return handle
 
 
 def read_public_key(path):
-    _regular_file(path, "public key", SignatureError)
+    """The raw Ed25519 public key in the PEM file at ``path`` (a regular file); else SignatureError."""
     try:
-        return ed25519.read_public_key(path)
+        data = fileio.read_regular(path, MAX_PUBLIC_KEY, "public key")
+    except fileio.NotRegularFileError as exc:
+        raise SignatureError(str(exc)) from None
     except OSError as exc:
-        raise SignatureError("public key %s: cannot read it (%s)" % (path, exc.strerror)) from exc
-    except ed25519.NotEd25519Error as exc:
-        raise SignatureError(_NOT_A_PUBLIC_KEY) from exc
-
-
-def _human(num):
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if num < 1024 or unit == "GiB":
-            return "%.1f %s" % (num, unit) if unit != "B" else "%d B" % num
-        num /= 1024.0
-    return "%d B" % num
-
-
-class _Progress(object):
-    """Throttled progress lines (at most one per ``interval`` seconds per step)."""
-
-    def __init__(self, sink, interval=2.0):
-        self.sink = sink
-        self.interval = interval
-        self._last = 0.0
-
-    def say(self, text):
-        if self.sink:
-            self.sink(text)
-
-    def tick(self, what, done, total):
-        if not self.sink:
-            return
-        now = time.monotonic()
-        if now - self._last < self.interval:
-            return
-        self._last = now
-        if total:
-            self.sink("%s: %s / %s (%d%%)" % (what, _human(done), _human(total), done * 100 // max(total, 1)))
-        else:
-            self.sink("%s: %s" % (what, _human(done)))
-
-
-def _check_member_name(name):
-    norm = posixpath.normpath(name)
-    if name.startswith("/") or norm.startswith("..") or norm != name or "\\" in name:
-        raise BundleError("bundle member %r: unsafe path (absolute, '..' or not normalised); refusing the bundle"
-                          % name)
-    return norm
-
-
-class _Ticking(object):
-    def __init__(self, handle, sink, what, total):
-        self.handle, self.sink, self.what, self.total, self.done = handle, sink, what, total, 0
-
-    def read(self, size=-1):
-        data = self.handle.read(size)
-        self.done += len(data)
-        self.sink.tick("write %s" % self.what, self.done, self.total)
-        return data
+        raise SignatureError("public key %s: cannot read it (%s)" % (path, exc.strerror or exc)) from None
+    return public_key_from_pem(data)
 
 
 def bundle_id_of(path):
@@ -210,7 +107,7 @@ def read_head(path):
     except tarsafe.HeaderBoundError as exc:
         raise BundleError("%s: %s; refusing it" % (path, exc)) from None
     except (tarfile.TarError, OSError, EOFError) as exc:
-        raise BundleError("%s: not a readable bundle (%s)" % (path, _reason(exc))) from exc
+        raise BundleError("%s: not a readable bundle (%s)" % (path, reason(exc))) from exc
     names = [m[0] for m in members]
     if names[:1] != [MANIFEST_NAME]:
         raise BundleError("%s: not a mooring bundle (first member must be %s)" % (path, MANIFEST_NAME))
@@ -228,158 +125,8 @@ def verify_manifest(data, signature, public_raw, where="bundle"):
     try:
         manifest = json.loads(data.decode("utf-8"))
     except (ValueError, RecursionError) as exc:
-        raise BundleError("%s: %s is not JSON: %s" % (where, MANIFEST_NAME, _reason(exc))) from None
+        raise BundleError("%s: %s is not JSON: %s" % (where, MANIFEST_NAME, reason(exc))) from None
     return check_manifest(manifest, where)
-
-
-class _ManifestShape(object):
-    """The shape of bundle.json (what :func:`summarize`, unpacking and the host modules read)."""
-
-    def __init__(self, where):
-        self.where = where
-
-    def fail(self, path, problem):
-        raise BundleError("%s: %s: %s: %s; refusing it" % (self.where, MANIFEST_NAME, path, problem))
-
-    def mapping(self, value, path):
-        if not isinstance(value, dict):
-            self.fail(path, "must be a mapping, not %s" % type(value).__name__)
-        return value
-
-    def listing(self, value, path, optional=False):
-        if value is None and optional:
-            return []
-        if not isinstance(value, list):
-            self.fail(path, "must be a list, not %s" % type(value).__name__)
-        return value
-
-    def text(self, value, path, optional=False):
-        if value is None and optional:
-            return None
-        if not isinstance(value, str):
-            self.fail(path, "must be a string, not %s" % type(value).__name__)
-        return value
-
-    def size(self, value, path, optional=False):
-        if value is None and optional:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            self.fail(path, "%s is not a size (a whole number >= 0)" % _excerpt(value))
-        return value
-
-    def sha256(self, value, path):
-        if not isinstance(value, str) or not _HEX64.match(value):
-            self.fail(path, "%s is not a sha256 (64 lowercase hex digits)" % _excerpt(value))
-        return value
-
-    def member(self, value, path, prefix):
-        """A normalised relative member name under ``prefix``."""
-        self.text(value, path)
-        try:
-            _check_member_name(value)
-        except BundleError:
-            self.fail(path, "%s is not a safe member name (absolute, '..' or not normalised)" % _excerpt(value))
-        if not value.startswith(prefix) or value == prefix:
-            self.fail(path, "%s is outside %s" % (_excerpt(value), prefix))
-        return value
-
-    def absolute(self, value, path):
-        self.text(value, path)
-        if not value.startswith("/") or posixpath.normpath(value) != value or "\x00" in value or value == "/":
-            self.fail(path, "%s is not a normalised absolute path" % _excerpt(value))
-        return value
-
-    def install(self, item, path, files):
-        self.mapping(item, path)
-        if self.text(item.get("artifact"), path + ".artifact") not in files:
-            self.fail(path + ".artifact", "%s is not a file of the package" % _excerpt(item.get("artifact")))
-        for key in ("name", "kind", "arch", "version"):
-            self.text(item.get(key), "%s.%s" % (path, key), optional=key in ("arch", "version"))
-        for i, f in enumerate(self.listing(item.get("files"), path + ".files")):
-            where = "%s.files[%d]" % (path, i)
-            self.mapping(f, where)
-            self.text(f.get("member"), where + ".member", optional=True)
-            self.absolute(f.get("dest"), where + ".dest")
-            if f.get("mode") is not None and not (isinstance(f["mode"], str) and _MODE.match(f["mode"])):
-                self.fail(where + ".mode", "%s is not an octal mode" % _excerpt(f["mode"]))
-            self.sha256(f.get("sha256"), where + ".sha256")
-            self.size(f.get("size"), where + ".size", optional=True)
-        for i, check in enumerate(self.listing(item.get("check"), path + ".check", optional=True)):
-            where = "%s.check[%d]" % (path, i)
-            self.mapping(check, where)
-            self.absolute(check.get("binary"), where + ".binary")
-            for j, arg in enumerate(self.listing(check.get("argv"), where + ".argv")):
-                self.text(arg, "%s.argv[%d]" % (where, j))
-            self.text(check.get("version"), where + ".version", optional=True)
-
-    def package(self, name, pkg, path):
-        self.mapping(pkg, path)
-        for key in ("key", "version", "file", "size", "sha256", "files"):
-            if key not in pkg:
-                self.fail(path, "%r is missing" % key)
-        self.sha256(pkg["key"], path + ".key")
-        self.text(pkg["version"], path + ".version")
-        self.member(pkg["file"], path + ".file", "packages/")
-        self.size(pkg["size"], path + ".size")
-        self.sha256(pkg["sha256"], path + ".sha256")
-        files = set()
-        for i, entry in enumerate(self.listing(pkg["files"], path + ".files")):
-            where = "%s.files[%d]" % (path, i)
-            self.mapping(entry, where)
-            rel = self.member(entry.get("path"), where + ".path", name + "/")
-            if rel in files:
-                self.fail(where + ".path", "%s is listed twice" % _excerpt(rel))
-            files.add(rel)
-            self.size(entry.get("size"), where + ".size")
-            self.sha256(entry.get("sha256"), where + ".sha256")
-        if pkg.get("repo") is not None:
-            self.member(pkg["repo"], path + ".repo", name + "/")
-        for i, package in enumerate(self.listing(pkg.get("packages"), path + ".packages", optional=True)):
-            self.text(package, "%s.packages[%d]" % (path, i))
-        for i, item in enumerate(self.listing(pkg.get("trustedOnFirstUse"), path + ".trustedOnFirstUse", optional=True)):
-            self.text(item, "%s.trustedOnFirstUse[%d]" % (path, i))
-        for i, image in enumerate(self.listing(pkg.get("images"), path + ".images", optional=True)):
-            where = "%s.images[%d]" % (path, i)
-            self.mapping(image, where)
-            self.text(image.get("ref"), where + ".ref")
-            if self.member(image.get("path"), where + ".path", name + "/") not in files:
-                self.fail(where + ".path", "%s is not a file of the package" % _excerpt(image.get("path")))
-            self.text(image.get("format"), where + ".format", optional=True)
-            self.text(image.get("digest"), where + ".digest", optional=True)
-        for i, item in enumerate(self.listing(pkg.get("installs"), path + ".installs", optional=True)):
-            self.install(item, "%s.installs[%d]" % (path, i), files)
-
-    def manifest(self, manifest):
-        if not isinstance(manifest, dict):
-            raise BundleError("%s: %s is not a JSON object; refusing it" % (self.where, MANIFEST_NAME))
-        fmt = manifest.get("bundleFormat")
-        if manifest.get("kind") != BUNDLE_KIND or isinstance(fmt, bool) or fmt != BUNDLE_FORMAT:
-            raise BundleError("%s: unsupported bundle (kind %s, format %s)"
-                              % (self.where, _excerpt(manifest.get("kind")), _excerpt(fmt)))
-        for key in ("hash", "specDigest", "lockDigest", "distro", "signer", "sandboxImage"):
-            self.text(manifest.get(key), key, optional=True)
-        if manifest.get("lock") is not None:
-            self.mapping(manifest["lock"], "lock")
-        packages = self.mapping(manifest.get("packages"), "packages")
-        seen = {}
-        for name in sorted(packages, key=str):
-            if not isinstance(name, str) or not _SAFE_NAME.match(name):
-                self.fail("packages.%s" % _excerpt(name, 60), "%s is not a safe add-on name" % _excerpt(name))
-            path = "packages.%s" % name
-            self.package(name, packages[name], path)
-            member = packages[name]["file"]
-            if member in seen or member in (MANIFEST_NAME, SIGNATURE_NAME):
-                self.fail(path + ".file", "%s is also %s's" % (_excerpt(member), seen.get(member, "the manifest")))
-            seen[member] = name
-        return manifest
-
-
-def check_manifest(manifest, where="bundle"):
-    """``manifest`` (parsed bundle.json) when it has the shape this module and the host modules read:
-    kind and format, every package with a safe name, a sha256 key, a version, a member file under
-    ``packages/`` (each its own), a size, a sha256 and a list of files under ``<add-on>/`` (path,
-    size, sha256, none twice); images, installs and repo pointing at those files. Else one line."""
-    return _ManifestShape(where).manifest(manifest)
 
 
 def _check_end(handle, end, path):
@@ -406,7 +153,7 @@ def _verify_stream(path, public_raw, on_package=None, progress=None):
     ``on_package(name, pkg, reader)`` may consume the member (e.g. to unpack it); the member is
     drained and its digest checked afterwards either way.
     """
-    sink = _Progress(progress)
+    sink = Progress(progress)
     try:
         with open_bundle(path) as handle:
             tar = tarsafe.open_tar(fileobj=handle, mode="r|")  # noqa: SIM115 - closed with the handle's block
@@ -436,7 +183,7 @@ def _verify_stream(path, public_raw, on_package=None, progress=None):
                     raise ChecksumError("%s: package %s: size %d, the signed manifest says %d; refusing it"
                                         % (path, name, member.size, pkg["size"]))
                 reader = HashingReader(tar.extractfile(member))
-                ticking = _Ticking(reader, sink, "verify %s" % name, pkg["size"])
+                ticking = Ticking(reader, sink, "verify %s" % name, pkg["size"])
                 if on_package is not None:
                     on_package(name, pkg, ticking)
                 reader.drain()
@@ -452,7 +199,7 @@ def _verify_stream(path, public_raw, on_package=None, progress=None):
     except tarsafe.HeaderBoundError as exc:
         raise BundleError("%s: %s; refusing it" % (path, exc)) from None
     except (tarfile.TarError, EOFError) as exc:
-        raise BundleError("%s: damaged bundle (%s); refusing it" % (path, _reason(exc))) from exc
+        raise BundleError("%s: damaged bundle (%s); refusing it" % (path, reason(exc))) from exc
     return manifest, data, signature
 
 

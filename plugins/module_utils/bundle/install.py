@@ -23,7 +23,7 @@ import re
 import tarfile
 import zlib
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common import tarsafe
+from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio, tarsafe
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
@@ -81,24 +81,21 @@ def plan(entries):
 
 
 def _write_stream(source, dest, want_sha, mode):
+    """Write ``source`` to ``dest`` in one rename (fileio.atomic_output, ``mode`` set first) when its sha256 is ``want_sha``."""
     os.makedirs(os.path.dirname(dest), mode=0o755, exist_ok=True)
-    tmp = "%s.mooring-tmp" % dest
     h = hashlib.sha256()
-    try:
-        with open(tmp, "wb") as out:
-            for chunk in iter(lambda: source.read(1 << 20), b""):
-                h.update(chunk)
-                out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
+
+    def check(_tmp):
         if h.hexdigest() != want_sha:
             raise InstallError("%s: the bundle's content has sha256 %s, the signed manifest says %s; not installed"
                                % (dest, h.hexdigest(), want_sha))
-        os.chmod(tmp, int(mode, 8))
-        os.replace(tmp, dest)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+
+    with fileio.atomic_output(dest, int(mode, 8), check) as out:
+        for chunk in iter(lambda: source.read(1 << 20), b""):
+            h.update(chunk)
+            out.write(chunk)
+        out.flush()
+        os.fsync(out.fileno())
 
 
 # What a truncated or corrupted archive raises while it is read: the tar layer, then each compression's.

@@ -51,7 +51,7 @@ except ImportError as _cdx_exc:  # an optional controller library; the guard kee
     HAS_CYCLONEDX = False
     CYCLONEDX_IMPORT_ERROR = _cdx_exc
 
-from ansible_collections.mooring.cluster.plugins.module_utils.bundle.host import BundleError
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle.format import BundleError
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
 

@@ -43,10 +43,9 @@ def _build(args):
 
 
 def _verify(args):
-    from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as backend
-    from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host
+    from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host, sign
 
-    pubkey = args.pubkey or backend.public_key_path(backend.default_key_path())
+    pubkey = args.pubkey or sign.public_key_path(sign.default_key_path())
     summary = host.verify_bundle(args.file, host.read_public_key(pubkey), progress=None if args.quiet else _progress)
     if args.json:
         sys.stdout.write(json.dumps(summary, indent=1, sort_keys=True) + "\n")

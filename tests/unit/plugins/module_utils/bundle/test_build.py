@@ -20,7 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import fetch as fetching
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import format as fmt
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as h
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import sign
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, tarsafe
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import dump_lock, lock_digest
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli.main import main as cli_main
@@ -79,32 +82,32 @@ def test_ed25519_matches_cryptography(message, flip):
 
 def test_signing_key_created_once_0600(tmp_path):
     path = str(tmp_path / "keys" / "signing.key")
-    _key, pem, created = b.ensure_signing_key(path)
+    _key, pem, created = sign.ensure_signing_key(path)
     assert created
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert (tmp_path / "keys" / "signing.pub").read_bytes() == pem
-    _key2, pem2, created2 = b.ensure_signing_key(path)
+    _key2, pem2, created2 = sign.ensure_signing_key(path)
     assert not created2 and pem2 == pem
-    assert len(b.public_key_from_pem(pem)) == 32
+    assert len(fmt.public_key_from_pem(pem)) == 32
     with pytest.raises(b.SignatureError, match="not a PEM Ed25519 public key"):
-        b.public_key_from_pem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")
+        fmt.public_key_from_pem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")
 
 
 def test_fetch_file_and_mismatch(tmp_path):
     src = tmp_path / "src.bin"
     src.write_bytes(b"payload" * 1000)
     dest = str(tmp_path / "out.bin")
-    digest, size = b.fetch("file://%s" % src, dest, sha(src.read_bytes()), "demo/tool")
+    digest, size = fetching.fetch("file://%s" % src, dest, sha(src.read_bytes()), "demo/tool")
     assert (digest, size) == (sha(src.read_bytes()), 7000)
     wrong = "0" * 64
     dest2 = str(tmp_path / "out2.bin")
-    with pytest.raises(b.ChecksumError) as err:
-        b.fetch("file://%s" % src, dest2, wrong, "demo/tool (amd64)")
+    with pytest.raises(fmt.ChecksumError) as err:
+        fetching.fetch("file://%s" % src, dest2, wrong, "demo/tool (amd64)")
     text = str(err.value)
     assert "demo/tool (amd64)" in text and wrong in text and sha(src.read_bytes()) in text
     assert not os.path.exists(dest2) and not os.path.exists(dest2 + ".part")
     with pytest.raises(b.BundleError, match="unsupported URL"):
-        b.fetch("ftp://x/y", dest2, None, "demo/tool")
+        fetching.fetch("ftp://x/y", dest2, None, "demo/tool")
 
 
 def test_fetch_http_loopback(tmp_path):
@@ -118,9 +121,9 @@ def test_fetch_http_loopback(tmp_path):
     try:
         url = "http://127.0.0.1:%d/a.txt" % server.server_address[1]
         dest = str(tmp_path / "a.txt")
-        assert b.fetch(url, dest, sha(b"over http"), "http/a")[1] == 9
-        with pytest.raises(b.ChecksumError):
-            b.fetch(url, str(tmp_path / "b.txt"), sha(b"other"), "http/a")
+        assert fetching.fetch(url, dest, sha(b"over http"), "http/a")[1] == 9
+        with pytest.raises(fmt.ChecksumError):
+            fetching.fetch(url, str(tmp_path / "b.txt"), sha(b"other"), "http/a")
     finally:
         server.shutdown()
         server.server_close()
@@ -253,7 +256,7 @@ def test_bundle_is_reproducible(tmp_path, sources):
 def test_checksum_mismatch_writes_nothing(tmp_path, sources):
     _src, addons = sources
     addons["beta"]["artifacts"][0]["sha256"] = "f" * 64
-    with pytest.raises(b.ChecksumError) as err:
+    with pytest.raises(fmt.ChecksumError) as err:
         build(tmp_path, make_lock(addons))
     assert "beta/manifest" in str(err.value) and "f" * 64 in str(err.value)
     assert not (tmp_path / "out.bundle").exists()
@@ -339,12 +342,12 @@ def test_expected_id_mismatch_refused(tmp_path, sources):
       "oci-archive:/d/p.tar:localhost:5000/x/y"]),
 ])
 def test_skopeo_argv(ref, digest, fmt, expected):
-    assert b.skopeo_copy_argv(ref, digest, "/d/p.tar", fmt) == expected
+    assert fetching.skopeo_copy_argv(ref, digest, "/d/p.tar", fmt) == expected
 
 
 def test_skopeo_argv_bad_format():
     with pytest.raises(b.BundleError, match="format 'tar'"):
-        b.skopeo_copy_argv("x/y:1", None, "/d", "tar")
+        fetching.skopeo_copy_argv("x/y:1", None, "/d", "tar")
 
 
 def test_sandbox_image_and_unknown_addon():
@@ -381,7 +384,7 @@ def test_verify_signature_only_reads_head(tmp_path, sources):
     flip(path, pkg.offset_data + 100)
     # The signature still verifies (the manifest is intact) but the full check refuses it.
     assert h.verify_signature(path, pub)["id"] == result["id"]
-    with pytest.raises(b.ChecksumError):
+    with pytest.raises(fmt.ChecksumError):
         h.verify_bundle(path, pub)
 
 
@@ -542,14 +545,14 @@ def test_the_lock_s_proxy_is_in_the_environment_only_while_the_build_runs(monkey
     monkeypatch.delenv("no_proxy", raising=False)
     monkeypatch.delenv("NO_PROXY", raising=False)
     lock = {"proxy": {"http": "http://10.89.0.11:8888", "noProxy": [".corp"]}}
-    with b.proxy_environment(lock) as env:
+    with fetching.proxy_environment(lock) as env:
         assert os.environ["HTTP_PROXY"] == os.environ["https_proxy"] == "http://10.89.0.11:8888"
         assert os.environ["NO_PROXY"] == "localhost,127.0.0.1,::1,.corp" == env["no_proxy"]
         # what the route guard checks: the proxy for a proxied URL, the URL itself for a bypassed one
-        assert b.via_proxy("http://mirror.lab:8080/x.tar.gz") == "http://10.89.0.11:8888"
-        assert b.via_proxy("https://files.corp/x") == "https://files.corp/x"
-        assert b.via_proxy("http://127.0.0.1:9/x") == "http://127.0.0.1:9/x"
+        assert fetching.via_proxy("http://mirror.lab:8080/x.tar.gz") == "http://10.89.0.11:8888"
+        assert fetching.via_proxy("https://files.corp/x") == "https://files.corp/x"
+        assert fetching.via_proxy("http://127.0.0.1:9/x") == "http://127.0.0.1:9/x"
     assert os.environ["HTTPS_PROXY"] == "http://operator-proxy:8080"
     assert "HTTP_PROXY" not in os.environ and "no_proxy" not in os.environ
-    with b.proxy_environment({}) as env:
+    with fetching.proxy_environment({}) as env:
         assert env == {} and os.environ["HTTPS_PROXY"] == "http://operator-proxy:8080"

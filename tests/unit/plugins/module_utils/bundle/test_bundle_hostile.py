@@ -21,9 +21,11 @@ import pytest
 from bundle_testlib import Measured, pax_header_bomb, sparse_header_bomb, zero_bomb_tgz
 from bundle_testlib import make_lock as lock_of
 
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import assemble, debs, layout, package
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import build as b
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import fetch as fetching
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle import format as fmt
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as h
-from ansible_collections.mooring.cluster.plugins.module_utils.bundle import layout
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import LockError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import lock_digest
@@ -103,21 +105,21 @@ def test_unsafe_lock_refused_before_anything_is_written(tmp_path, edit, message)
 
 def test_artifact_relpath_checks_every_component():
     art = {"name": "t", "kind": "binary", "arch": "amd64", "url": "file:///x/t", "dest": "t"}
-    assert b._artifact_relpath("alpha", art) == "alpha/bin/amd64/t"
-    assert b._artifact_relpath("alpha", dict(art, dest="containerd_1.6.20~ds1-1_amd64.deb", kind="deb")) == \
+    assert package._artifact_relpath("alpha", art) == "alpha/bin/amd64/t"
+    assert package._artifact_relpath("alpha", dict(art, dest="containerd_1.6.20~ds1-1_amd64.deb", kind="deb")) == \
         "alpha/debs/containerd_1.6.20~ds1-1_amd64.deb"
     for name, change in [("../x", {}), ("alpha", {"arch": "../x"}), ("alpha", {"dest": ".."}),
                          ("alpha", {"dest": "a/b"}), ("alpha", {"dest": None, "url": "file:///x/.."})]:
         with pytest.raises(b.BundleError):
-            b._artifact_relpath(name, dict(art, **change))
+            package._artifact_relpath(name, dict(art, **change))
 
 
 def test_writes_stay_under_the_build_directory(tmp_path):
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "link").symlink_to(str(tmp_path))  # a symlink out of the build directory
     with pytest.raises(b.BundleError, match="resolves outside"):
-        b._under(str(tmp_path / "work"), "link/escaped")
-    assert b._under(str(tmp_path / "work"), "alpha/bin/x") == str(tmp_path / "work" / "alpha" / "bin" / "x")
+        package._under(str(tmp_path / "work"), "link/escaped")
+    assert package._under(str(tmp_path / "work"), "alpha/bin/x") == str(tmp_path / "work" / "alpha" / "bin" / "x")
 
 
 def test_output_and_cache_checked_before_building(tmp_path):
@@ -145,15 +147,15 @@ def test_fetch_refuses_fifo_directory_and_device_without_blocking(tmp_path, alar
                          ("file://relative/x", "needs an absolute path"),
                          ("gopher://x/y", "unsupported URL")]:
         with pytest.raises(b.BundleError, match=message):
-            b.fetch(url, str(tmp_path / "out"), None, "t")
+            fetching.fetch(url, str(tmp_path / "out"), None, "t")
     assert not (tmp_path / "out").exists() and not (tmp_path / "out.part").exists()
 
 
 def test_fetch_refuses_more_than_the_locked_size(tmp_path):
     (tmp_path / "src").write_bytes(b"x" * 5000)
     with pytest.raises(b.BundleError, match="has 5000 bytes; at most 100 are allowed"):
-        b.fetch("file://%s" % (tmp_path / "src"), str(tmp_path / "out"), None, "t", expected_size=100)
-    assert b.fetch("file://%s" % (tmp_path / "src"), str(tmp_path / "out"), None, "t", expected_size=5000)[1] == 5000
+        fetching.fetch("file://%s" % (tmp_path / "src"), str(tmp_path / "out"), None, "t", expected_size=100)
+    assert fetching.fetch("file://%s" % (tmp_path / "src"), str(tmp_path / "out"), None, "t", expected_size=5000)[1] == 5000
 
 
 # ------------------------------------------------------------------------------------ archives
@@ -208,14 +210,14 @@ def test_bundle_build_refuses_a_release_archive_with_a_2gib_pax_header_at_once(t
 
 
 def test_a_cached_package_with_a_2gib_pax_header_is_refused_from_the_header(tmp_path):
-    cache = b.PackageCache(str(tmp_path))
+    cache = package.PackageCache(str(tmp_path))
     os.makedirs(cache.root)
     meta = {"key": "a" * 64, "addon": "alpha"}
     sparse_header_bomb(cache.paths(meta["key"])[0])
     with Measured() as took, pytest.raises(b.BundleError, match=r"^cached package alpha \(.*\.tar\): cannot read its "
                                            r"package\.json \(a pax extended header of 2147483648 bytes at offset 0 "
                                            r"\(at most 1048576\)\); delete it"):
-        b.package_record(cache, meta)
+        package.package_record(cache, meta)
     assert took.seconds < 5 and took.rss < 100 * 1024
 
 
@@ -278,12 +280,12 @@ def test_deb_control_bounded(tmp_path, suffix):
     bomb.write_bytes(ar("control.tar." + suffix, _compress(suffix, bytes(32 << 20))))
     started = time.monotonic()
     with pytest.raises(b.BundleError, match="more than 16777216 bytes decompressed"):
-        b.deb_control(str(bomb), "bomb.deb")
+        debs.deb_control(str(bomb), "bomb.deb")
     assert time.monotonic() - started < 2
     bad = tmp_path / "bad.deb"
     bad.write_bytes(b"!<arch>\n" + b"debian-binary   0           0     0     100644  xx        `\n")
     with pytest.raises(b.BundleError, match="bad ar member size"):
-        b.deb_control(str(bad))
+        debs.deb_control(str(bad))
 
 
 def test_a_deb_whose_control_archive_has_a_pax_header_over_1mib_is_refused(tmp_path):
@@ -293,11 +295,11 @@ def test_a_deb_whose_control_archive_has_a_pax_header_over_1mib_is_refused(tmp_p
     deb.write_bytes(ar("control.tar.gz", control.read_bytes()))
     with pytest.raises(b.BundleError, match=r"^pax\.deb: control archive: a pax extended header of 2097152 bytes at "
                                             r"offset 0 \(at most 1048576\); refusing the package$"):
-        b.deb_control(str(deb), "pax.deb")
+        debs.deb_control(str(deb), "pax.deb")
 
 
 def test_cache_record_of_the_wrong_shape_is_rebuilt(tmp_path):
-    cache = b.PackageCache(str(tmp_path))
+    cache = package.PackageCache(str(tmp_path))
     key = "a" * 64
     os.makedirs(cache.root)
     tar_path, meta_path = cache.paths(key)
@@ -347,12 +349,12 @@ def signed_bundle(tmp_path, path, mutate=None):
         "files": [{"path": n, "size": len(d), "sha256": sha(d)} for n, d in files.items()]}}}
     if mutate:
         mutate(manifest)
-    data = b.manifest_bytes(manifest)
+    data = fmt.manifest_bytes(manifest)
     with open(path, "wb") as out:
-        b._write_member(out, "bundle.json", len(data), io.BytesIO(data))
+        assemble._write_member(out, "bundle.json", len(data), io.BytesIO(data))
         sig = ed25519.sign(key, data)
-        b._write_member(out, "bundle.json.sig", len(sig), io.BytesIO(sig))
-        b._write_member(out, "packages/alpha.tar", len(package), io.BytesIO(package))
+        assemble._write_member(out, "bundle.json.sig", len(sig), io.BytesIO(sig))
+        assemble._write_member(out, "packages/alpha.tar", len(package), io.BytesIO(package))
         out.write(bytes(1024))
     return ed25519.public_raw(key)
 

@@ -316,7 +316,7 @@ def signed(mutate=None, raw=None, members=None, sign_with=None, post=None):
     ``members(data, sig, package) -> [(TarInfo, bytes)]`` replaces the member list; ``post(path)``
     edits the written file."""
     def setup(work):
-        from ansible_collections.mooring.cluster.plugins.module_utils.bundle.build import manifest_bytes
+        from ansible_collections.mooring.cluster.plugins.module_utils.bundle.format import manifest_bytes
         from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519
 
         key = _key(work)
