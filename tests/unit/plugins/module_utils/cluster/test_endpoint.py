@@ -175,7 +175,7 @@ def _lock(kubernetes):
 
 
 def test_lock_values_and_bundle_inputs_carry_the_ha_endpoint():
-    from ansible_collections.mooring.cluster.plugins.module_utils.bundle.build import package_inputs
+    from ansible_collections.mooring.cluster.plugins.module_utils.bundle.package import package_inputs
     from ansible_collections.mooring.cluster.plugins.module_utils.cluster.values import lock_values
     lock = _lock({"controlPlaneEndpoint": "[fd00::100]:8443", "haEndpoint": {"mode": "vip", "interface": "eth1"}})
     assert lock_values(lock)["ha_endpoint"] == {"mode": "vip", "vip": "fd00::100", "port": 8443, "interface": "eth1",
@@ -188,7 +188,7 @@ def test_lock_values_and_bundle_inputs_carry_the_ha_endpoint():
 
 
 def test_no_ha_endpoint_changes_nothing():
-    from ansible_collections.mooring.cluster.plugins.module_utils.bundle.build import package_inputs
+    from ansible_collections.mooring.cluster.plugins.module_utils.bundle.package import package_inputs
     from ansible_collections.mooring.cluster.plugins.module_utils.cluster.values import lock_values
     lock = _lock({"controlPlaneEndpoint": "api.example:6443"})
     assert lock_values(lock)["ha_endpoint"] is None
