@@ -19,7 +19,7 @@ import time
 
 import yaml
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki, pkispec
 
 
 def request(n):
@@ -31,7 +31,7 @@ def request(n):
 
 def openssl_pki(path, req):
     """The same certificates, one openssl process per step, as a shell-script PKI would."""
-    specs = pki.plan_specs(pki.normalize(req))
+    specs = pkispec.plan_specs(pkispec.normalize(req))
     for cs in specs:
         base = os.path.join(path, cs.name)
         os.makedirs(os.path.dirname(base), exist_ok=True)

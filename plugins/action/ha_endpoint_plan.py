@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import interfaces_from_ip_json, plan
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import _host_address
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkispec import host_address
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import EndpointError
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
@@ -31,6 +31,6 @@ class ActionModule(MooringAction):
             control_plane.append({"name": host, "interfaces": interfaces_from_ip_json(data)})
         hostvars = task_vars.get("hostvars") or {}
         # The one reading of a host's address from the inventory (mooring_address, else ansible_host), as the SANs'.
-        known = {host: _host_address(host, hostvars)[0] for host in groups.get("all") or []}
+        known = {host: host_address(host, hostvars)[0] for host in groups.get("all") or []}
         return plan(args["vip"], args["port"], control_plane, known, router_id=args["router_id"],
                     interface=args["interface"] or None)

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import _host_address
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkispec import host_address
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.values import lock_values
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import load_lock
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
@@ -20,7 +20,7 @@ class ActionModule(MooringAction):
             hostvars = task_vars.get("hostvars") or {}
             # The one reading of a host's address from the inventory (mooring_address, else ansible_host), as the SANs'.
             addresses = [a for h in (task_vars.get("groups") or {}).get("all", [])
-                         for a in (sum(_host_address(h, hostvars), []) or [h])]
+                         for a in (sum(host_address(h, hostvars), []) or [h])]
         values = lock_values(lock, control_plane_address=args["control_plane_address"],
                              groups=args["groups"], arch=args["arch"], where=args["path"], addresses=addresses)
         if args["with_lock"]:

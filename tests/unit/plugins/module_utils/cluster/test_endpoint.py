@@ -207,9 +207,9 @@ def test_lock_values_refuses_a_vip_lock_with_a_host_name():
 
 
 def test_pki_puts_the_vip_into_the_api_server_sans():
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pkispec
     request = {"control_plane": [{"name": "cp1", "addresses": ["10.0.0.11"]}], "etcd": [], "kubelets": ["cp1"],
                "control_plane_endpoint": "10.0.0.100:6443"}
-    spec = pki.normalize(request)
-    api = next(s for s in pki.plan_specs(spec) if s.name == "apiserver")
+    spec = pkispec.normalize(request)
+    api = next(s for s in pkispec.plan_specs(spec) if s.name == "apiserver")
     assert ipaddress.ip_address("10.0.0.100") in api.ips

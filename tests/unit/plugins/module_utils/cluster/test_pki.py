@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki, pkispec, pkistatus, pkistore
 
 REQUEST = {
     "control_plane_endpoint": "api.example.test:6443",
@@ -261,7 +261,7 @@ def test_new_ca_reissues_everything_it_signed_and_nothing_else(fresh):
 def test_half_a_ca_is_refused_unless_new_ca(fresh):
     os.unlink(os.path.join(fresh, "etcd", "ca.key"))
     before = snapshot(fresh)
-    with pytest.raises(pki.PKIError) as exc:
+    with pytest.raises(pkispec.PKIError) as exc:
         pki.ensure_pki(fresh, REQUEST)
     assert exc.value.problems == [
         "%s is missing while etcd/ca.crt is there (half a CA); a CA is replaced only when asked: new_ca [etcd/ca] "
@@ -293,7 +293,7 @@ def test_key_mismatch_is_refused_missing_file_is_made(fresh):
     shutil.copy(os.path.join(fresh, "kubeconfig/admin.key"), os.path.join(fresh, "kubeconfig/scheduler.key"))
     os.unlink(os.path.join(fresh, "apiserver.crt"))
     before = snapshot(fresh)
-    with pytest.raises(pki.PKIError) as exc:
+    with pytest.raises(pkispec.PKIError) as exc:
         pki.ensure_pki(fresh, REQUEST)
     assert exc.value.problems == [
         "%s does not match kubeconfig/scheduler.crt (it is another key pair's key); re-issue it with force "
@@ -319,7 +319,7 @@ def test_wrong_modes_are_fixed_and_reported(fresh):
 def test_force(fresh):
     result = pki.ensure_pki(fresh, REQUEST, force=["kubeconfig/admin"])
     assert result["renewed"] == [{"name": "kubeconfig/admin", "reason": "forced"}]
-    with pytest.raises(pki.PKIError, match="force: unknown certificate"):
+    with pytest.raises(pkispec.PKIError, match="force: unknown certificate"):
         pki.ensure_pki(fresh, REQUEST, force=["nope"])
 
 
@@ -332,7 +332,7 @@ def test_force_all_is_every_leaf_never_a_ca(fresh):
 
 @pytest.mark.parametrize("name", ["ca", "etcd/ca", "sa"])
 def test_force_on_a_ca_points_to_new_ca(fresh, name):
-    with pytest.raises(pki.PKIError, match="force: %s: a CA or the service-account key pair is not renewed by "
+    with pytest.raises(pkispec.PKIError, match="force: %s: a CA or the service-account key pair is not renewed by "
                        "force; a new one is asked for with new_ca" % name):
         pki.ensure_pki(fresh, REQUEST, force=[name])
 
@@ -340,9 +340,9 @@ def test_force_on_a_ca_points_to_new_ca(fresh, name):
 def test_new_ca_sa_and_unknown_new_ca(fresh):
     result = pki.ensure_pki(fresh, REQUEST, new_ca=["sa"])
     assert result["renewed"] == [{"name": "sa", "reason": "new key pair (new_ca)"}]
-    with pytest.raises(pki.PKIError, match=r"new_ca: apiserver is not a CA; known: ca, etcd/ca, front-proxy-ca, sa"):
+    with pytest.raises(pkispec.PKIError, match=r"new_ca: apiserver is not a CA; known: ca, etcd/ca, front-proxy-ca, sa"):
         pki.ensure_pki(fresh, REQUEST, new_ca=["apiserver"])
-    with pytest.raises(pki.PKIError, match=r"new_ca must be a list"):
+    with pytest.raises(pkispec.PKIError, match=r"new_ca must be a list"):
         pki.ensure_pki(fresh, REQUEST, new_ca="ca")
 
 
@@ -399,19 +399,19 @@ def test_a_leaf_made_late_in_its_cas_life_ends_with_the_ca(tmp_path):
 ])
 def test_bad_input_names_the_field_and_writes_nothing(tmp_path, change, message):
     path = str(tmp_path / "pki")
-    with pytest.raises(pki.PKIError, match=message):
+    with pytest.raises(pkispec.PKIError, match=message):
         pki.ensure_pki(path, dict(REQUEST, **change))
     assert not os.path.exists(path)
 
 
 def test_ipv6_endpoint_and_service_ip():
-    spec = pki.normalize(dict(REQUEST, control_plane_endpoint="[fd00::1]:6443", service_cidr="fd00:10::/108"))
+    spec = pkispec.normalize(dict(REQUEST, control_plane_endpoint="[fd00::1]:6443", service_cidr="fd00:10::/108"))
     assert spec["endpoint_host"] == "fd00::1"
     assert spec["service_ip"] == ipaddress.ip_address("fd00:10::1")
 
 
 def test_inspect_lists_every_certificate(fresh):
-    entries = {e["name"]: e for e in pki.inspect_pki(fresh)}
+    entries = {e["name"]: e for e in pkistatus.inspect_pki(fresh)}
     assert entries["apiserver"]["days_left"] in (364, 365)
     assert len(entries) == 3 + 5 + 6 + 4 + 3
 
@@ -420,14 +420,14 @@ def test_request_from_inventory():
     groups = {"control_plane": ["cp1"], "etcd": ["e1", "e2"], "workers": ["w1", "cp1"], "all": ["x"]}
     hostvars = {"cp1": {"ansible_host": "10.0.0.11"}, "e1": {"ansible_host": "e1.example.test"},
                 "e2": {"ansible_host": "10.0.0.22", "mooring_address": "10.1.0.22"}, "w1": {}}
-    req = pki.request_from_inventory(groups, hostvars)
+    req = pkispec.request_from_inventory(groups, hostvars)
     assert req == {
         "control_plane": [{"name": "cp1", "addresses": ["10.0.0.11"], "names": []}],
         "etcd": [{"name": "e1", "addresses": [], "names": ["e1.example.test"]},
                  {"name": "e2", "addresses": ["10.1.0.22"], "names": []}],
         "kubelets": ["cp1", "w1"],
     }
-    assert pki.normalize(req)["etcd"][1]["addresses"] == [ipaddress.ip_address("10.1.0.22")]
+    assert pkispec.normalize(req)["etcd"][1]["addresses"] == [ipaddress.ip_address("10.1.0.22")]
 
 
 # ---------------------------------------------------------------------------------------
@@ -505,14 +505,14 @@ def test_broken_ca_is_refused_and_nothing_changes(fresh, breaks, file, words):
     os.chmod(os.path.join(fresh, "kubeconfig", "admin.key"), 0o644)  # a mode it would fix on a healthy run
     before = full_snapshot(fresh)
     for check_mode in (True, False):
-        with pytest.raises(pki.PKIError) as exc:
+        with pytest.raises(pkispec.PKIError) as exc:
             pki.ensure_pki(fresh, REQUEST, check_mode=check_mode)
         assert any(p.startswith(os.path.join(fresh, file) + " " + words) for p in exc.value.problems), exc.value.problems
         ca = "sa" if file.startswith("sa.") else file[:-4]
         assert "new_ca [%s]" % ca in str(exc.value)
         assert full_snapshot(fresh) == before
     # force is no way out for a CA; new_ca is
-    with pytest.raises(pki.PKIError):
+    with pytest.raises(pkispec.PKIError):
         pki.ensure_pki(fresh, REQUEST, force=["all"], reissue_broken=True)
     assert full_snapshot(fresh) == before
     replaced = {"cas-swapped": ["ca", "front-proxy-ca"], "ca-keys-swapped": ["ca", "etcd/ca"]}.get(
@@ -527,7 +527,7 @@ def test_expiring_ca_is_refused_unless_new_ca(tmp_path):
     old = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=3640)
     pki.ensure_pki(path, REQUEST, now=old)
     before = full_snapshot(path)
-    with pytest.raises(pki.PKIError) as exc:
+    with pytest.raises(pkispec.PKIError) as exc:
         pki.ensure_pki(path, REQUEST)
     assert len(exc.value.problems) == 3  # the three CAs
     assert "ca.crt expires " in exc.value.problems[0] and "within renew_before_days (30)" in exc.value.problems[0]
@@ -542,8 +542,8 @@ BROKEN_LEAVES = [
     ("binary-key", lambda p: put(p, "apiserver.key", os.urandom(300)), "apiserver", "apiserver.key",
      "is not a PEM private key"),
     ("empty-key", lambda p: put(p, "kubeconfig/admin.key", b""), "kubeconfig/admin", "kubeconfig/admin.key", "is empty"),
-    ("huge-crt", lambda p: put(p, "front-proxy-client.crt", b"A" * (pki.MAX_PEM_BYTES + 1)), "front-proxy-client",
-     "front-proxy-client.crt", "is %d bytes" % (pki.MAX_PEM_BYTES + 1)),
+    ("huge-crt", lambda p: put(p, "front-proxy-client.crt", b"A" * (pkistore.MAX_PEM_BYTES + 1)), "front-proxy-client",
+     "front-proxy-client.crt", "is %d bytes" % (pkistore.MAX_PEM_BYTES + 1)),
     ("leaf-is-a-ca", lambda p: (shutil.copy(os.path.join(p, "etcd/ca.crt"), os.path.join(p, "etcd/members/e1/peer.crt")),
                                 shutil.copy(os.path.join(p, "etcd/ca.key"), os.path.join(p, "etcd/members/e1/peer.key"))),
      "etcd/members/e1/peer", "etcd/members/e1/peer.crt", "is a CA certificate where a leaf certificate belongs"),
@@ -561,7 +561,7 @@ def test_broken_leaf_is_reported_not_rewritten_until_asked(fresh, breaks, name, 
     spec, actions, _loaded = pki.plan_pki(fresh, REQUEST)
     planned = {a["name"]: a for a in actions}
     assert planned[name]["action"] == "refused" and planned[name]["reason"].startswith(file + " " + words)
-    with pytest.raises(pki.PKIError) as exc:
+    with pytest.raises(pkispec.PKIError) as exc:
         pki.ensure_pki(fresh, REQUEST)
     assert exc.value.problems[0].startswith(os.path.join(fresh, file) + " " + words)
     assert "force [%s]" % name in exc.value.problems[0] and "reissue_broken" in exc.value.problems[0]
@@ -569,15 +569,15 @@ def test_broken_leaf_is_reported_not_rewritten_until_asked(fresh, breaks, name, 
     # Named in force: re-issued, and only that one.
     result = pki.ensure_pki(fresh, REQUEST, force=[name])
     assert result["renewed"] == [{"name": name, "reason": "broken: %s" % planned[name]["reason"]}]
-    cert(fresh, name).verify_directly_issued_by(cert(fresh, pki.plan_specs(spec)[
-        [cs.name for cs in pki.plan_specs(spec)].index(name)].ca))
+    cert(fresh, name).verify_directly_issued_by(cert(fresh, pkispec.plan_specs(spec)[
+        [cs.name for cs in pkispec.plan_specs(spec)].index(name)].ca))
     assert pki.ensure_pki(fresh, REQUEST)["changed"] is False
 
 
 def test_reissue_broken_reissues_every_broken_leaf_and_reports_them(fresh):
     put(fresh, "apiserver.crt", b"hello\n")
     shutil.copy(os.path.join(fresh, "kubeconfig/admin.key"), os.path.join(fresh, "kubeconfig/scheduler.key"))
-    with pytest.raises(pki.PKIError) as exc:
+    with pytest.raises(pkispec.PKIError) as exc:
         pki.ensure_pki(fresh, REQUEST)
     assert len(exc.value.problems) == 2
     result = pki.ensure_pki(fresh, REQUEST, reissue_broken=True)
@@ -596,13 +596,13 @@ def test_linked_key_is_refused_and_the_other_name_untouched(fresh, tmp_path, lin
     os.unlink(os.path.join(fresh, "apiserver.key"))
     link(str(outside), os.path.join(fresh, "apiserver.key"))
     before = full_snapshot(fresh)
-    with pytest.raises(pki.PKIError) as exc:
+    with pytest.raises(pkispec.PKIError) as exc:
         pki.ensure_pki(fresh, REQUEST, force=["all"], reissue_broken=True)
     assert exc.value.problems[0].startswith("%s is %s" % (os.path.join(fresh, "apiserver.key"), what))
     assert stat.S_IMODE(os.stat(outside).st_mode) == mode
     assert full_snapshot(fresh) == before
-    for read in (pki.inspect_pki, pki.pki_status):
-        with pytest.raises(pki.PKIError, match=re.escape("apiserver.key is %s" % what.rstrip(";"))):
+    for read in (pkistatus.inspect_pki, pkistatus.pki_status):
+        with pytest.raises(pkispec.PKIError, match=re.escape("apiserver.key is %s" % what.rstrip(";"))):
             read(fresh)
 
 
@@ -613,7 +613,7 @@ def test_symlinked_directory_and_fifo_are_refused(fresh, tmp_path):
     os.symlink(str(elsewhere), os.path.join(fresh, "kubeconfig"))
     os.mkfifo(os.path.join(fresh, "etcd", "ca.srl"))
     before = full_snapshot(fresh)
-    with pytest.raises(pki.PKIError) as exc:
+    with pytest.raises(pkispec.PKIError) as exc:
         pki.ensure_pki(fresh, REQUEST)
     assert exc.value.problems[0].startswith("%s is a special file" % os.path.join(fresh, "etcd", "ca.srl"))
     assert exc.value.problems[1].startswith("%s is a symbolic link" % os.path.join(fresh, "kubeconfig"))
@@ -624,11 +624,11 @@ def test_symlinked_directory_and_fifo_are_refused(fresh, tmp_path):
 def test_a_fifo_where_a_certificate_belongs_does_not_block(fresh):
     os.unlink(os.path.join(fresh, "apiserver.crt"))
     os.mkfifo(os.path.join(fresh, "apiserver.crt"))
-    with pytest.raises(pki.PKIError, match="apiserver.crt is a special file"):
+    with pytest.raises(pkispec.PKIError, match="apiserver.crt is a special file"):
         pki.ensure_pki(fresh, REQUEST)
     # Even past the directory check, a read does not block on it.
-    with pytest.raises(pki.PKIError, match="is a special file"):
-        pki._read(os.path.join(fresh, "apiserver.crt"))
+    with pytest.raises(pkispec.PKIError, match="is a special file"):
+        pkistore.read_pem(os.path.join(fresh, "apiserver.crt"))
 
 
 def test_the_directory_itself_may_be_a_link(fresh, tmp_path):
@@ -643,19 +643,19 @@ def test_the_directory_itself_may_be_a_link(fresh, tmp_path):
 def test_bad_directory_is_one_error(tmp_path, monkeypatch):
     afile = tmp_path / "afile"
     afile.write_text("x")
-    with pytest.raises(pki.PKIError, match="path: .*/afile exists and is not a directory"):
+    with pytest.raises(pkispec.PKIError, match="path: .*/afile exists and is not a directory"):
         pki.ensure_pki(str(afile), REQUEST)
-    with pytest.raises(pki.PKIError, match="path: .*/afile/sub/pki is below .*/afile, which is not a directory"):
+    with pytest.raises(pkispec.PKIError, match="path: .*/afile/sub/pki is below .*/afile, which is not a directory"):
         pki.ensure_pki(str(afile / "sub" / "pki"), REQUEST, check_mode=True)
     os.symlink(str(tmp_path / "nowhere"), str(tmp_path / "dangling"))
-    with pytest.raises(pki.PKIError, match="is a symbolic link to nothing"):
+    with pytest.raises(pkispec.PKIError, match="is a symbolic link to nothing"):
         pki.ensure_pki(str(tmp_path / "dangling"), REQUEST)
     # Tests run as root, who writes anywhere: the answer a user without access gets.
     monkeypatch.setattr(os, "access", lambda p, mode: False)
-    with pytest.raises(pki.PKIError, match="path: cannot create .*/new/pki: .* is not writable"):
+    with pytest.raises(pkispec.PKIError, match="path: cannot create .*/new/pki: .* is not writable"):
         pki.ensure_pki(str(tmp_path / "new" / "pki"), REQUEST)
     (tmp_path / "ro").mkdir()
-    with pytest.raises(pki.PKIError, match="path: .*/ro is not writable"):
+    with pytest.raises(pkispec.PKIError, match="path: .*/ro is not writable"):
         pki.ensure_pki(str(tmp_path / "ro"), REQUEST)
     assert pki.ensure_pki(str(tmp_path / "ro"), REQUEST, check_mode=True)["changed"] is True
     assert os.listdir(str(tmp_path / "ro")) == []
@@ -665,13 +665,13 @@ def test_status_and_list_report_broken_files(fresh):
     put(fresh, "apiserver.crt", b"hello\n")
     shutil.copy(os.path.join(fresh, "kubeconfig/admin.key"), os.path.join(fresh, "kubeconfig/scheduler.key"))
     put(fresh, "ca.key", b"garbage")
-    entries = {e["name"]: e for e in pki.pki_status(fresh)["entries"]}
+    entries = {e["name"]: e for e in pkistatus.pki_status(fresh)["entries"]}
     assert entries["apiserver"]["state"] == "unreadable"
     assert entries["kubeconfig/scheduler"]["state"] == "broken"
     assert entries["kubeconfig/scheduler"]["reason"].startswith("kubeconfig/scheduler.key does not match")
     assert entries["ca"]["state"] == "broken" and entries["ca"]["reason"] == "ca.key is not a PEM private key"
     assert entries["ca"]["days_left"] in (3649, 3650)
-    listed = {e["name"]: e for e in pki.inspect_pki(fresh)}
+    listed = {e["name"]: e for e in pkistatus.inspect_pki(fresh)}
     assert listed["apiserver"] == {"name": "apiserver", "error": "apiserver.crt is not a PEM X.509 certificate"}
     assert listed["kubeconfig/scheduler"]["error"].startswith("kubeconfig/scheduler.key does not match")
     assert listed["ca"]["error"] == "ca.key is not a PEM private key"
@@ -686,6 +686,6 @@ def test_status_and_list_report_broken_files(fresh):
     ({"service_cidr": "z" * 5000}, r"service_cidr: 'zzz.*\.\.\. is not a network in CIDR form"),
 ])
 def test_bad_request_messages_are_bounded(tmp_path, change, message):
-    with pytest.raises(pki.PKIError) as exc:
+    with pytest.raises(pkispec.PKIError) as exc:
         pki.ensure_pki(str(tmp_path / "pki"), {**REQUEST, **change})
     assert re.search(message, str(exc.value)) and len(str(exc.value)) < 1000, str(exc.value)[:300]

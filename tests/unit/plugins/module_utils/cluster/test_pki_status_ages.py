@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki, pkispec, pkistatus
 
 NOW = datetime.datetime.now(datetime.timezone.utc)
 REQUEST = {"control_plane": [{"name": "cp1", "addresses": ["10.0.0.11"]}],
@@ -18,7 +18,7 @@ REQUEST = {"control_plane": [{"name": "cp1", "addresses": ["10.0.0.11"]}],
 
 
 def names_of(request):
-    return [cs.name for cs in pki.plan_specs(pki.normalize(request))]
+    return [cs.name for cs in pkispec.plan_specs(pkispec.normalize(request))]
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +33,9 @@ def by_name(status):
 
 
 def test_fresh_pki_nothing_due_every_planned_certificate_listed(fresh):
-    status = pki.pki_status(fresh)
+    status = pkistatus.pki_status(fresh)
     assert status["due"] == []
-    assert status["days"] == pki.DEFAULTS["renew_before_days"]
+    assert status["days"] == pkispec.DEFAULTS["renew_before_days"]
     entries = by_name(status)
     # The names are plan_specs' (found from the files), plus the key pair.
     assert [e["name"] for e in status["entries"]] == names_of(REQUEST) + ["sa"]
@@ -46,7 +46,7 @@ def test_fresh_pki_nothing_due_every_planned_certificate_listed(fresh):
 
 
 def test_days_threshold_marks_leaves_due_not_cas(fresh):
-    status = pki.pki_status(fresh, days=400)
+    status = pkistatus.pki_status(fresh, days=400)
     entries = by_name(status)
     assert entries["apiserver"]["state"] == "due"
     assert entries["ca"]["state"] == "ok"
@@ -57,15 +57,15 @@ def test_old_pki_is_due_then_expired(tmp_path):
     d = str(tmp_path / "pki")
     # Made 350 days ago: leaves (365 d) have about 15 days left.
     pki.ensure_pki(d, REQUEST, now=NOW - datetime.timedelta(days=350))
-    status = pki.pki_status(d)
+    status = pkistatus.pki_status(d)
     entries = by_name(status)
     assert entries["apiserver"]["state"] == "due" and 13 <= entries["apiserver"]["days_left"] <= 15
     assert entries["ca"]["state"] == "ok"
     assert "kubeconfig/kubelet-w1" in status["due"] and "ca" not in status["due"]
     # 10 days: nothing due yet.
-    assert pki.pki_status(d, days=10)["due"] == []
+    assert pkistatus.pki_status(d, days=10)["due"] == []
     # The same PKI seen 20 days later: expired.
-    later = pki.pki_status(d, now=NOW + datetime.timedelta(days=20))
+    later = pkistatus.pki_status(d, now=NOW + datetime.timedelta(days=20))
     assert by_name(later)["apiserver"]["state"] == "expired"
     assert by_name(later)["apiserver"]["days_left"] < 0
 
@@ -73,10 +73,10 @@ def test_old_pki_is_due_then_expired(tmp_path):
 def test_status_agrees_with_what_renewal_renews(tmp_path):
     d = str(tmp_path / "pki")
     pki.ensure_pki(d, REQUEST, now=NOW - datetime.timedelta(days=350))
-    due = set(pki.pki_status(d)["due"])
+    due = set(pkistatus.pki_status(d)["due"])
     renewed = {r["name"] for r in pki.ensure_pki(d, REQUEST)["renewed"]}
     assert due == renewed
-    assert pki.pki_status(d)["due"] == []
+    assert pkistatus.pki_status(d)["due"] == []
 
 
 def test_missing_files_and_unreadable(tmp_path):
@@ -86,17 +86,17 @@ def test_missing_files_and_unreadable(tmp_path):
     with open(os.path.join(d, "kubeconfig", "admin.crt"), "w") as f:
         f.write("not a certificate\n")
     os.remove(os.path.join(d, "sa.pub"))
-    entries = by_name(pki.pki_status(d))
+    entries = by_name(pkistatus.pki_status(d))
     assert entries["front-proxy-client"]["state"] == "missing"
     assert entries["kubeconfig/admin"]["state"] == "unreadable"
     # Half a key pair is not "missing": generate refuses it (it would not simply be made).
     assert entries["sa"]["state"] == "broken" and entries["sa"]["reason"].startswith("sa.pub is missing")
-    assert set(pki.pki_status(d)["due"]) == {"front-proxy-client", "kubeconfig/admin", "sa"}
+    assert set(pkistatus.pki_status(d)["due"]) == {"front-proxy-client", "kubeconfig/admin", "sa"}
 
 
 def test_request_names_hosts_not_on_disk(fresh):
     request = dict(REQUEST, etcd=REQUEST["etcd"] + [{"name": "e3"}])
-    entries = by_name(pki.pki_status(fresh, request=request))
+    entries = by_name(pkistatus.pki_status(fresh, request=request))
     assert entries["etcd/members/e3/server"]["state"] == "missing"
 
 
@@ -105,14 +105,14 @@ def test_request_names_hosts_not_on_disk(fresh):
     ("", "give the PKI directory"),
 ])
 def test_bad_directory_is_one_error(path, message):
-    with pytest.raises(pki.PKIError, match=message):
-        pki.pki_status(path)
+    with pytest.raises(pkispec.PKIError, match=message):
+        pkistatus.pki_status(path)
 
 
 def test_bad_days(fresh):
-    with pytest.raises(pki.PKIError, match="days must be"):
-        pki.pki_status(fresh, days=-1)
+    with pytest.raises(pkispec.PKIError, match="days must be"):
+        pkistatus.pki_status(fresh, days=-1)
 
 
 def test_request_from_dir(fresh):
-    assert pki.request_from_dir(fresh) == {"etcd": [{"name": "e1"}, {"name": "e2"}], "kubelets": ["cp1", "w1"]}
+    assert pkistatus.request_from_dir(fresh) == {"etcd": [{"name": "e1"}, {"name": "e2"}], "kubelets": ["cp1", "w1"]}

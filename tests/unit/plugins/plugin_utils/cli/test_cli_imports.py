@@ -90,7 +90,7 @@ def test_pki_list_imports_only_the_pki_backend(tmp_path):
     assert loaded(modules, "cryptography")
     assert [lib for lib in ("jsonschema", "packaging", "pycdlib", "ansible.module_utils.urls")
             if loaded(modules, lib)] == []
-    assert UTILS + ".cluster.pki" in modules
+    assert UTILS + ".cluster.pkistatus" in modules
     # the endpoint checks are the spec's (standard library only): no schema, no YAML
     assert backends(modules, "cluster", "common") == [UTILS + ".spec", UTILS + ".spec.errors", UTILS + ".spec.network"]
 

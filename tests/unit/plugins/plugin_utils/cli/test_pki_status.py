@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki, pkicert, pkispec
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli import main as cli
 
 NOW = datetime.datetime.now(datetime.timezone.utc)
@@ -37,12 +37,12 @@ def test_fresh_pki_exit_0_every_line(tmp_path, capsys):
     assert cli.main(["pki", "status", "--dir", d]) == 0
     out = capsys.readouterr().out
     rows = lines(out)
-    assert set(rows) == {cs.name for cs in pki.plan_specs(pki.normalize(REQUEST))} | {"sa"}
+    assert set(rows) == {cs.name for cs in pkispec.plan_specs(pkispec.normalize(REQUEST))} | {"sa"}
     assert "DUE" not in out
     assert rows["sa"].endswith("no expiry (key pair)")
     assert out.strip().endswith("0 due within 30 days")
-    na = pki.x509.load_pem_x509_certificate(read(os.path.join(d, "apiserver.crt")))
-    assert pki._not_after(na).strftime("%Y-%m-%dT%H:%M:%SZ") in rows["apiserver"]
+    na = pkicert.x509.load_pem_x509_certificate(read(os.path.join(d, "apiserver.crt")))
+    assert pkicert.not_after(na).strftime("%Y-%m-%dT%H:%M:%SZ") in rows["apiserver"]
 
 
 def test_days_makes_leaves_due_exit_1(tmp_path, capsys):
