@@ -65,7 +65,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, os.environ["ANSIBLE_COLLECTIONS_PATH"].split(os.pathsep)[0])
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcd  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcdhttp, etcdlease  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard  # noqa: E402
 
 EPH = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
@@ -104,7 +104,7 @@ def expect(ok, what):
 
 
 def client():
-    return etcd.GatewayClient(list(URL.values()), *TLS, timeout=5.0)
+    return etcdhttp.GatewayClient(list(URL.values()), *TLS, timeout=5.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,7 +145,7 @@ class Sampler(threading.Thread):
         """The member serves a linearizable read within READ_TIMEOUT s: it is part of a quorum with a leader.
         A member cut off from its peers cannot; a leader election (a leader restarted or partitioned away)
         only delays the answer by a second or two."""
-        return "header" in (self.get(host, "/v3/kv/range", {"key": etcd.b64(PREFIX + "k000")}, READ_TIMEOUT) or {})
+        return "header" in (self.get(host, "/v3/kv/range", {"key": etcdhttp.b64(PREFIX + "k000")}, READ_TIMEOUT) or {})
 
     def look(self, host):
         return self.version(host), self.healthy(host)
@@ -263,26 +263,26 @@ def versions():
 
 
 def starts():
-    got = etcd.process_starts([URL[h] for h in HOSTS], *TLS)
+    got = etcdhttp.process_starts([URL[h] for h in HOSTS], *TLS)
     return {h: got.get(URL[h]) for h in HOSTS}
 
 
 def write_keys():
     c = client()
     for i in range(KEYS):
-        c.call("/v3/kv/put", {"key": etcd.b64("%sk%03d" % (PREFIX, i)), "value": etcd.b64("v%03d" % i)})
+        c.call("/v3/kv/put", {"key": etcdhttp.b64("%sk%03d" % (PREFIX, i)), "value": etcdhttp.b64("v%03d" % i)})
 
 
 def keys_intact(test):
-    resp = client().call("/v3/kv/range", {"key": etcd.b64(PREFIX), "range_end": etcd.b64(PREFIX[:-1] + chr(ord(PREFIX[-1]) + 1))})
-    got = {etcd.unb64(kv["key"]): etcd.unb64(kv["value"]) for kv in resp.get("kvs") or []}
+    resp = client().call("/v3/kv/range", {"key": etcdhttp.b64(PREFIX), "range_end": etcdhttp.b64(PREFIX[:-1] + chr(ord(PREFIX[-1]) + 1))})
+    got = {etcdhttp.unb64(kv["key"]): etcdhttp.unb64(kv["value"]) for kv in resp.get("kvs") or []}
     want = {"%sk%03d" % (PREFIX, i): "v%03d" % i for i in range(KEYS)}
     expect(got == want, "%s: %d of %d keys readable and right" % (test, sum(1 for k in want if got.get(k) == want[k]), KEYS))
 
 
 def lease_free(test, within=15):
     c = client()
-    wait_for("%s: the cluster lease to be free" % test, lambda: etcd.query_lease(c, "cluster")["holder"] is None, within)
+    wait_for("%s: the cluster lease to be free" % test, lambda: etcdlease.query_lease(c, "cluster")["holder"] is None, within)
 
 
 def fresh_cluster(tmpfs=None):
@@ -378,7 +378,7 @@ def settle(run):
 
 def member_id(host):
     """``(this member's id, the id of the leader it follows)`` from its /v3/maintenance/status."""
-    st = etcd.GatewayClient([URL[host]], *TLS, timeout=5.0).call("/v3/maintenance/status", {})
+    st = etcdhttp.GatewayClient([URL[host]], *TLS, timeout=5.0).call("/v3/maintenance/status", {})
     return str((st.get("header") or {}).get("member_id")), str(st.get("leader"))
 
 
@@ -391,7 +391,7 @@ def lead_elsewhere(host, to):
     if me != leader:
         return False
     target, _leader = member_id(to)
-    etcd.GatewayClient([URL[host]], *TLS, timeout=10.0).call("/v3/maintenance/transfer-leadership", {"targetID": target})
+    etcdhttp.GatewayClient([URL[host]], *TLS, timeout=10.0).call("/v3/maintenance/transfer-leadership", {"targetID": target})
     wait_for("%s to lead instead of %s" % (to, host), lambda: member_id(to)[1] == target, 15)
     return True
 
@@ -503,8 +503,8 @@ def test_sigkill_and_concurrent():
     first, _second, third = HOSTS
     a = upgrade("sigkill-a")
     c = client()
-    wait_for("run A to hold the lease", lambda: etcd.query_lease(c, "cluster")["holder"] is not None, 120, a)
-    holder = etcd.query_lease(c, "cluster")["holder"]
+    wait_for("run A to hold the lease", lambda: etcdlease.query_lease(c, "cluster")["holder"] is not None, 120, a)
+    holder = etcdlease.query_lease(c, "cluster")["holder"]
     b = upgrade("concurrent-b")  # default settings, as a second operator runs it
     wait_for("%s to serve %s" % (first, NEW), lambda: SAMPLER.latest().get(first) == NEW, 300, a)
     ssh(third, "systemctl kill -s KILL etcd")
@@ -562,8 +562,8 @@ def test_cutoff():
     first, second, third = HOSTS
     a = upgrade("cutoff-a", "-e", "etcd_lease_ttl=20")
     c = client()
-    wait_for("run A to hold the lease", lambda: etcd.query_lease(c, "cluster")["holder"] is not None, 120, a)
-    holder_a = etcd.query_lease(c, "cluster")["holder"]
+    wait_for("run A to hold the lease", lambda: etcdlease.query_lease(c, "cluster")["holder"] is not None, 120, a)
+    holder_a = etcdlease.query_lease(c, "cluster")["holder"]
     wait_for("%s to serve %s" % (first, NEW), lambda: SAMPLER.latest().get(first) == NEW, 300, a)
     with dropped(HOSTS, CUT):
         cut = time.monotonic()

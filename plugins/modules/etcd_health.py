@@ -131,13 +131,8 @@ versions:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd import (  # noqa: E402
-    client_argument_spec,
-    gate_argument_spec,
-    gate_client,
-    gate_kwargs,
-    wait_health,
-)
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdgate import gate_client, gate_kwargs, wait_health  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdoptions import client_argument_spec, gate_argument_spec  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 
 

@@ -87,7 +87,9 @@ members:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd import client_args, client_argument_spec, ensure_member  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdctl import client_args  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdmember import ensure_member  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdoptions import client_argument_spec  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 
 

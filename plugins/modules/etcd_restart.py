@@ -110,14 +110,13 @@ gate:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd import (  # noqa: E402
-    client_argument_spec,
-    gate_argument_spec,
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdgate import (  # noqa: E402
     gate_client,
     gate_kwargs,
     restart_space_problem,
     wait_health,
 )
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdoptions import client_argument_spec, gate_argument_spec  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.service import stale_reasons, unit_state  # noqa: E402
 

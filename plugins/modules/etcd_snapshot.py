@@ -127,12 +127,8 @@ command:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd import (  # noqa: E402
-    client_args,
-    members_initial_cluster,
-    restore_snapshot,
-    save_snapshot,
-)
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdctl import client_args, members_initial_cluster  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdsnapshot import restore_snapshot, save_snapshot  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 
 

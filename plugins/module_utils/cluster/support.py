@@ -19,7 +19,8 @@ import os
 import re
 import time
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcd, hostio, preflight, preflightgather, preflightjudge
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostio, preflight, preflightgather, preflightjudge
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdctl import EtcdError, check_health, client_args
 from ansible_collections.mooring.cluster.plugins.module_utils.common.redact import merge_counts, redact
 
 MIB = 1024 * 1024
@@ -122,9 +123,9 @@ def etcd_member(run, env_file, pki_dir, etcdctl):
     urls = re.search(r"^ETCD_ADVERTISE_CLIENT_URLS=\"?([^\"\n]+)", env, re.M)
     if not urls:
         return {"error": "%s names no ETCD_ADVERTISE_CLIENT_URLS" % env_file}
-    base = etcd.client_args(urls.group(1).split(",")[0], pki_dir + "/ca.crt", pki_dir + "/healthcheck-client.crt",
-                            pki_dir + "/healthcheck-client.key", etcdctl=etcdctl, command_timeout=10, dial_timeout=5)
-    state = etcd.check_health(run, base)
+    base = client_args(urls.group(1).split(",")[0], pki_dir + "/ca.crt", pki_dir + "/healthcheck-client.crt",
+                       pki_dir + "/healthcheck-client.key", etcdctl=etcdctl, command_timeout=10, dial_timeout=5)
+    state = check_health(run, base)
     return {"endpoint": urls.group(1).split(",")[0], "error": state.get("error", ""),
             "members": [{"name": m["name"], "id": m["id_hex"], "client_urls": m["client_urls"]} for m in state["members"]],
             "health": state["health"], "versions": state["versions"], "healthy_members": state["healthy_members"]}
@@ -148,7 +149,7 @@ def _section(errors, name, produce):
     """Run one part; a failure is one line in ``errors``, the other parts still run."""
     try:
         return produce()
-    except (OSError, ValueError, etcd.EtcdError) as exc:
+    except (OSError, ValueError, EtcdError) as exc:
         errors.append("%s: %s" % (name, " ".join(str(exc).split())[:300]))  # one line, for the index
         return None
 

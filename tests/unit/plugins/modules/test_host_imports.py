@@ -25,7 +25,9 @@ PREFIX = "ansible_collections.mooring.cluster.plugins.module_utils."
 # The host-side packages of module_utils (docs/DEVELOPING.md says the same).
 HOST_SIDE = {
     "common.errors", "common.digest", "common.ed25519", "common.fileio", "common.images", "common.ctr", "common.netguard",
-    "common.service", "common.host_state", "common.tarsafe", "bundle.host", "bundle.install", "bundle.format", "bundle.progress", "cluster.etcd", "cluster.kubeadm", "cluster.preflight",
+    "common.service", "common.host_state", "common.tarsafe", "bundle.host", "bundle.install", "bundle.format", "bundle.progress",
+    "cluster.etcdctl", "cluster.etcdgate", "cluster.etcdhttp", "cluster.etcdmember", "cluster.etcdoptions", "cluster.etcdsnapshot",
+    "cluster.kubeadm", "cluster.preflight",
     "cluster.preflightgather", "cluster.preflightjudge", "cluster.preflightinventory", "cluster.preflightreport",
     "cluster.preflightclock", "cluster.hostdisk", "cluster.hostio", "cluster.collectspec", "cluster.collectsystem",
     "cluster.collectnetwork", "cluster.collectrun", "common.shape",

@@ -12,7 +12,7 @@ import stat
 
 import pytest
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcd
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcdctl, etcdhttp, etcdlease
 
 
 class FakeGateway:
@@ -58,7 +58,7 @@ class FakeGateway:
         if key in self.kv:
             value, lease = self.kv[key]
             create, mod = self.revs.get(key, (1, 1))
-            return {"kvs": [{"key": etcd.b64(key), "value": etcd.b64(value), "lease": lease,
+            return {"kvs": [{"key": etcdhttp.b64(key), "value": etcdhttp.b64(value), "lease": lease,
                              "create_revision": str(create), "mod_revision": str(mod)}], "count": "1"}
         return {}
 
@@ -78,24 +78,24 @@ class FakeGateway:
         self._expire()
         self.calls.append(("txn", body))
         cmp = body["compare"][0]
-        key = etcd.unb64(cmp["key"])
+        key = etcdhttp.unb64(cmp["key"])
         if cmp["target"] == "CREATE":
             ok = key not in self.kv
         else:
-            ok = key in self.kv and self.kv[key][0] == etcd.unb64(cmp["value"])
+            ok = key in self.kv and self.kv[key][0] == etcdhttp.unb64(cmp["value"])
         if not ok:
             return {"header": {}}  # proto3 JSON omits succeeded=false
         responses = []
         for op in body["success"]:
             if "request_put" in op:
                 put = op["request_put"]
-                self.put(etcd.unb64(put["key"]), etcd.unb64(put["value"]), put["lease"])
+                self.put(etcdhttp.unb64(put["key"]), etcdhttp.unb64(put["value"]), put["lease"])
                 responses.append({"response_put": {"header": {}}})
             if "request_delete_range" in op:
-                self.kv.pop(etcd.unb64(op["request_delete_range"]["key"]), None)
+                self.kv.pop(etcdhttp.unb64(op["request_delete_range"]["key"]), None)
                 responses.append({"response_delete_range": {"header": {}}})
             if "request_range" in op:
-                responses.append({"response_range": self.range(etcd.unb64(op["request_range"]["key"]))})
+                responses.append({"response_range": self.range(etcdhttp.unb64(op["request_range"]["key"]))})
         return {"header": {}, "succeeded": True, "responses": responses}
 
 
@@ -112,33 +112,33 @@ def clock_of(gw):
 
 
 def test_acquire_is_idempotent_for_the_same_holder(gw):
-    first = etcd.acquire_lease(gw, "cluster", "alice@ctl", ttl=60)
+    first = etcdlease.acquire_lease(gw, "cluster", "alice@ctl", ttl=60)
     assert first["changed"] is True and gw.kv["/mooring/leases/cluster"][0] == "alice@ctl"
-    again = etcd.acquire_lease(gw, "cluster", "alice@ctl", ttl=60)
+    again = etcdlease.acquire_lease(gw, "cluster", "alice@ctl", ttl=60)
     assert again["changed"] is False and ("keepalive", first["lease"]) in gw.calls
 
 
 def test_second_holder_waits_then_fails_naming_the_holder(gw):
-    etcd.acquire_lease(gw, "cluster", "alice@ctl", ttl=600)
+    etcdlease.acquire_lease(gw, "cluster", "alice@ctl", ttl=600)
     sleep, clock = clock_of(gw)
-    with pytest.raises(etcd.LeaseHeldError, match="held by 'alice@ctl'; waited 30s") as info:
-        etcd.acquire_lease(gw, "cluster", "bob@ctl", ttl=600, timeout=30, poll=5, sleep=sleep, clock=clock)
+    with pytest.raises(etcdlease.LeaseHeldError, match="held by 'alice@ctl'; waited 30s") as info:
+        etcdlease.acquire_lease(gw, "cluster", "bob@ctl", ttl=600, timeout=30, poll=5, sleep=sleep, clock=clock)
     assert info.value.holder == "alice@ctl"
     assert gw.now >= 30
     assert gw.kv["/mooring/leases/cluster"][0] == "alice@ctl"
 
 
 def test_second_holder_gets_it_once_released_while_waiting(gw):
-    etcd.acquire_lease(gw, "cluster", "alice@ctl", ttl=600)
+    etcdlease.acquire_lease(gw, "cluster", "alice@ctl", ttl=600)
     sleep_calls = []
 
     def sleep(seconds):
         sleep_calls.append(seconds)
         gw.now += seconds
         if len(sleep_calls) == 2:
-            etcd.release_lease(gw, "cluster", "alice@ctl")
+            etcdlease.release_lease(gw, "cluster", "alice@ctl")
 
-    got = etcd.acquire_lease(gw, "cluster", "bob@ctl", ttl=600, timeout=60, poll=5, sleep=sleep, clock=lambda: gw.now)
+    got = etcdlease.acquire_lease(gw, "cluster", "bob@ctl", ttl=600, timeout=60, poll=5, sleep=sleep, clock=lambda: gw.now)
     assert got["changed"] is True and got["waited"] == 10
     assert gw.kv["/mooring/leases/cluster"][0] == "bob@ctl"
 
@@ -152,39 +152,39 @@ def test_etcd_unreachable_is_waited_out_within_the_timeout(gw):
 
     def cut_range(key):
         if gw.now < gw.cut_until:
-            raise etcd.EtcdError("etcd /v3/kv/range failed on every endpoint: timed out")
+            raise etcdctl.EtcdError("etcd /v3/kv/range failed on every endpoint: timed out")
         return real_range(key)
 
     gw.range = cut_range
-    got = etcd.acquire_lease(gw, "cluster", "bob@ctl", ttl=60, timeout=60, poll=5, sleep=sleep, clock=clock)
+    got = etcdlease.acquire_lease(gw, "cluster", "bob@ctl", ttl=60, timeout=60, poll=5, sleep=sleep, clock=clock)
     assert got["changed"] is True and gw.now >= 20 and gw.kv["/mooring/leases/cluster"][0] == "bob@ctl"
     gw.kv.clear()
     gw.cut_until = gw.now + 1000
     start = gw.now
-    with pytest.raises(etcd.EtcdError, match=r"not taken: etcd did not answer for 30s: .*timed out"):
-        etcd.acquire_lease(gw, "cluster", "carol@ctl", ttl=60, timeout=30, poll=5, sleep=sleep, clock=clock)
+    with pytest.raises(etcdctl.EtcdError, match=r"not taken: etcd did not answer for 30s: .*timed out"):
+        etcdlease.acquire_lease(gw, "cluster", "carol@ctl", ttl=60, timeout=30, poll=5, sleep=sleep, clock=clock)
     assert 30 <= gw.now - start < 40 and not gw.kv
 
 
 def test_a_dead_holders_lease_expires_with_its_ttl(gw):
-    etcd.acquire_lease(gw, "cluster", "alice@ctl", ttl=20)
+    etcdlease.acquire_lease(gw, "cluster", "alice@ctl", ttl=20)
     sleep, clock = clock_of(gw)
-    got = etcd.acquire_lease(gw, "cluster", "bob@ctl", ttl=20, timeout=60, poll=5, sleep=sleep, clock=clock)
+    got = etcdlease.acquire_lease(gw, "cluster", "bob@ctl", ttl=20, timeout=60, poll=5, sleep=sleep, clock=clock)
     assert got["changed"] is True and 20 <= got["waited"] <= 25
 
 
 def test_release_by_someone_else_is_refused_unless_forced(gw):
-    etcd.acquire_lease(gw, "cluster", "alice@ctl", ttl=60)
-    with pytest.raises(etcd.LeaseHeldError, match="held by 'alice@ctl', not by 'bob@ctl'"):
-        etcd.release_lease(gw, "cluster", "bob@ctl")
-    forced = etcd.release_lease(gw, "cluster", "bob@ctl", force=True, confirm="alice@ctl")
+    etcdlease.acquire_lease(gw, "cluster", "alice@ctl", ttl=60)
+    with pytest.raises(etcdlease.LeaseHeldError, match="held by 'alice@ctl', not by 'bob@ctl'"):
+        etcdlease.release_lease(gw, "cluster", "bob@ctl")
+    forced = etcdlease.release_lease(gw, "cluster", "bob@ctl", force=True, confirm="alice@ctl")
     assert forced == {"changed": True, "holder": "alice@ctl"}
     assert gw.kv == {} and gw.leases == {}
-    assert etcd.release_lease(gw, "cluster", "bob@ctl") == {"changed": False, "holder": None}
+    assert etcdlease.release_lease(gw, "cluster", "bob@ctl") == {"changed": False, "holder": None}
 
 
 def test_check_mode_takes_nothing(gw):
-    res = etcd.acquire_lease(gw, "cluster", "alice@ctl", check_mode=True)
+    res = etcdlease.acquire_lease(gw, "cluster", "alice@ctl", check_mode=True)
     assert res["changed"] is True and gw.kv == {} and gw.calls == []
 
 
@@ -199,8 +199,8 @@ def test_lost_race_revokes_its_lease(gw):
 
     gw.txn = racing_txn
     sleep, clock = clock_of(gw)
-    with pytest.raises(etcd.LeaseHeldError, match="carol@ctl"):
-        etcd.acquire_lease(gw, "cluster", "bob@ctl", timeout=0, sleep=sleep, clock=clock)
+    with pytest.raises(etcdlease.LeaseHeldError, match="carol@ctl"):
+        etcdlease.acquire_lease(gw, "cluster", "bob@ctl", timeout=0, sleep=sleep, clock=clock)
     granted = [c for c in gw.calls if c[0] == "grant"]
     assert len(granted) == 1 and ("revoke", "101") in gw.calls
 
@@ -213,49 +213,49 @@ def test_lost_race_revokes_its_lease(gw):
 def test_bad_input(gw, kwargs, message):
     args = {"name": "cluster"}
     args.update(kwargs)
-    with pytest.raises(etcd.EtcdError, match=message):
-        etcd.acquire_lease(gw, **args)
+    with pytest.raises(etcdctl.EtcdError, match=message):
+        etcdlease.acquire_lease(gw, **args)
 
 
 def test_gateway_client_refuses_plain_http():
-    with pytest.raises(etcd.EtcdError, match="not an https:// URL"):
-        etcd.GatewayClient(["http://127.0.0.1:2379"], "/nonexistent", "/nonexistent", "/nonexistent")
+    with pytest.raises(etcdctl.EtcdError, match="not an https:// URL"):
+        etcdhttp.GatewayClient(["http://127.0.0.1:2379"], "/nonexistent", "/nonexistent", "/nonexistent")
 
 
 def test_breaking_another_runs_lease_needs_its_exact_holder(gw):
-    etcd.acquire_lease(gw, "cluster", "ci@ctl run 10-a", ttl=60)
-    with pytest.raises(etcd.LeaseHeldError, match="confirm that exact holder"):
-        etcd.release_lease(gw, "cluster", "ops@ctl run 11-b", force=True, confirm="ci@ctl")
+    etcdlease.acquire_lease(gw, "cluster", "ci@ctl run 10-a", ttl=60)
+    with pytest.raises(etcdlease.LeaseHeldError, match="confirm that exact holder"):
+        etcdlease.release_lease(gw, "cluster", "ops@ctl run 11-b", force=True, confirm="ci@ctl")
     assert gw.kv["/mooring/leases/cluster"][0] == "ci@ctl run 10-a"
-    got = etcd.release_lease(gw, "cluster", "ops@ctl run 11-b", force=True, confirm="ci@ctl run 10-a")
+    got = etcdlease.release_lease(gw, "cluster", "ops@ctl run 11-b", force=True, confirm="ci@ctl run 10-a")
     assert got == {"changed": True, "holder": "ci@ctl run 10-a"} and gw.kv == {}
 
 
 def test_two_runs_with_the_same_settings_are_different_holders(gw):
     # USER unset in CI: both runs are root on the same controller; only the run id tells them apart.
-    first = etcd.run_holder("root", "ctl", 4242, 987654)
-    second = etcd.run_holder("root", "ctl", 4343, 987699)
+    first = etcdlease.run_holder("root", "ctl", 4242, 987654)
+    second = etcdlease.run_holder("root", "ctl", 4343, 987699)
     assert first == "root@ctl run 4242-f1206" and first != second
-    assert etcd.run_holder("root", "ctl", 1, 255, label="awx job 7") == "awx job 7 (root@ctl run 1-ff)"
-    etcd.acquire_lease(gw, "cluster", first, ttl=60)
+    assert etcdlease.run_holder("root", "ctl", 1, 255, label="awx job 7") == "awx job 7 (root@ctl run 1-ff)"
+    etcdlease.acquire_lease(gw, "cluster", first, ttl=60)
     sleep, clock = clock_of(gw)
-    with pytest.raises(etcd.LeaseHeldError, match="held by 'root@ctl run 4242-f1206'"):
-        etcd.acquire_lease(gw, "cluster", second, ttl=60, timeout=10, poll=5, sleep=sleep, clock=clock)
+    with pytest.raises(etcdlease.LeaseHeldError, match="held by 'root@ctl run 4242-f1206'"):
+        etcdlease.acquire_lease(gw, "cluster", second, ttl=60, timeout=10, poll=5, sleep=sleep, clock=clock)
 
 
 def test_process_started_reads_field_22_past_a_name_with_spaces():
     stat = "4242 (ansible-playbook x) S 1 4242 4242 0 -1 4194560 " + " ".join(str(i) for i in range(10, 60))
-    assert etcd.process_started(4242, read=lambda path: stat) == 22
+    assert etcdlease.process_started(4242, read=lambda path: stat) == 22
 
     def missing(path):
         raise FileNotFoundError(path)
 
-    assert etcd.process_started(4242, read=missing) is None
+    assert etcdlease.process_started(4242, read=missing) is None
 
 
 def test_the_keeper_renews_while_the_run_lives_and_gives_the_lease_back_when_it_ends(gw):
     holder = "root@ctl run 1-1"
-    lease = etcd.acquire_lease(gw, "cluster", holder, ttl=30)["lease"]
+    lease = etcdlease.acquire_lease(gw, "cluster", holder, ttl=30)["lease"]
     sleep, clock = clock_of(gw)
     life = {"left": 100}
 
@@ -263,7 +263,7 @@ def test_the_keeper_renews_while_the_run_lives_and_gives_the_lease_back_when_it_
         life["left"] -= 1
         return life["left"] > 0
 
-    why = etcd.keep_lease(gw, "cluster", holder, lease, alive, ttl=30, sleep=sleep, clock=clock)
+    why = etcdlease.keep_lease(gw, "cluster", holder, lease, alive, ttl=30, sleep=sleep, clock=clock)
     assert why == "run ended"
     assert gw.now >= 99  # three times the TTL: the lease only lived because it was renewed
     assert sum(1 for c in gw.calls if c[0] == "keepalive") >= 9
@@ -272,10 +272,10 @@ def test_the_keeper_renews_while_the_run_lives_and_gives_the_lease_back_when_it_
 
 def test_the_keeper_stops_when_the_run_released_the_lease(gw):
     holder = "root@ctl run 1-1"
-    lease = etcd.acquire_lease(gw, "cluster", holder, ttl=30)["lease"]
-    etcd.release_lease(gw, "cluster", holder)
+    lease = etcdlease.acquire_lease(gw, "cluster", holder, ttl=30)["lease"]
+    etcdlease.release_lease(gw, "cluster", holder)
     sleep, clock = clock_of(gw)
-    assert etcd.keep_lease(gw, "cluster", holder, lease, lambda: True, ttl=30, sleep=sleep, clock=clock) == "not held"
+    assert etcdlease.keep_lease(gw, "cluster", holder, lease, lambda: True, ttl=30, sleep=sleep, clock=clock) == "not held"
 
 
 # ---------------------------------------------------------------------------------------
@@ -289,20 +289,20 @@ RUN_B = "root@ctl run 2-b"
 
 def take(gw, holder=RUN_A, ttl=30):
     """Acquire as the action does and return the run's keeper status (token, keeping, ttl, last renewal)."""
-    out = etcd.acquire_lease(gw, "cluster", holder, ttl=ttl)
+    out = etcdlease.acquire_lease(gw, "cluster", holder, ttl=ttl)
     status = {k: out[k] for k in ("holder", "lease", "create_revision", "mod_revision")}
     status.update(state="keeping", ttl=ttl, last_keepalive=gw.now)
     return out, status
 
 
 def held(gw, status, holder=RUN_A):
-    return etcd.check_held(gw, "cluster", holder, status, now=lambda: gw.now)
+    return etcdlease.check_held(gw, "cluster", holder, status, now=lambda: gw.now)
 
 
 def test_acquire_returns_the_fencing_token_as_etcd_reports_it(gw):
     out, _status = take(gw)
     assert out["lease"] == "101" and out["create_revision"] == "2" and out["mod_revision"] == "2"
-    again = etcd.acquire_lease(gw, "cluster", RUN_A, ttl=30)
+    again = etcdlease.acquire_lease(gw, "cluster", RUN_A, ttl=30)
     assert again["changed"] is False
     assert (again["lease"], again["create_revision"]) == (out["lease"], out["create_revision"])
 
@@ -318,8 +318,8 @@ def test_held_fails_after_another_run_took_the_key(gw):
     _out, status = take(gw)
     gw.revoke(status["lease"])  # A's lease gone (expired), B takes the key
     take(gw, holder=RUN_B)
-    with pytest.raises(etcd.LeaseLostError, match="no longer this run's: another run took it; held now by "
-                                                  "'root@ctl run 2-b'.*stopping before the next host") as info:
+    with pytest.raises(etcdlease.LeaseLostError, match="no longer this run's: another run took it; held now by "
+                       "'root@ctl run 2-b'.*stopping before the next host") as info:
         held(gw, status)
     assert info.value.holder == RUN_B and "\n" not in str(info.value)
 
@@ -328,8 +328,8 @@ def test_held_fails_when_the_key_was_taken_again_even_by_the_same_holder(gw):
     _out, status = take(gw)
     gw.revoke(status["lease"])
     take(gw)  # the same holder string, a new lease and key: not the lease this run rolled under
-    with pytest.raises(etcd.LeaseLostError, match=r"taken again \(lease 102, created at revision 3; "
-                                                  r"this run's: lease 101, revision 2\)"):
+    with pytest.raises(etcdlease.LeaseLostError, match=r"taken again \(lease 102, created at revision 3; "
+                       r"this run's: lease 101, revision 2\)"):
         held(gw, status)
 
 
@@ -338,7 +338,7 @@ def test_held_fails_after_expiry(gw):
     gw.now += 31
     status["state"] = "keeping"
     status["last_keepalive"] = gw.now  # even with a keeper that claims to be fine, the key is gone
-    with pytest.raises(etcd.LeaseLostError, match="the key is gone .*held now by nobody"):
+    with pytest.raises(etcdlease.LeaseLostError, match="the key is gone .*held now by nobody"):
         held(gw, status)
 
 
@@ -347,7 +347,7 @@ def test_held_fails_when_the_keeper_stopped(gw):
     for state in ("keeper failed: AttributeError: 'list' object has no attribute 'get'",
                   "not held: no keepalive for 31 s, past the TTL (30 s)"):
         status["state"] = state
-        with pytest.raises(etcd.LeaseLostError, match="its keeper stopped: %s; held now by 'root@ctl run 1-a'"
+        with pytest.raises(etcdlease.LeaseLostError, match="its keeper stopped: %s; held now by 'root@ctl run 1-a'"
                            % re.escape(state)):
             held(gw, status)
 
@@ -358,25 +358,25 @@ def test_held_fails_when_the_keeper_went_silent_past_the_ttl(gw):
     gw.now += 25
     gw.keepalive(status["lease"])  # someone renews (the key is fine), but not this run's keeper
     gw.now += 10
-    with pytest.raises(etcd.LeaseLostError, match="has not renewed it for 35 s, past the TTL"):
+    with pytest.raises(etcdlease.LeaseLostError, match="has not renewed it for 35 s, past the TTL"):
         held(gw, status)
 
 
 def test_held_fails_without_a_status_and_passes_in_check_mode(gw):
     take(gw)
-    with pytest.raises(etcd.LeaseLostError, match="this run took no lease"):
+    with pytest.raises(etcdlease.LeaseLostError, match="this run took no lease"):
         held(gw, None)
-    assert etcd.check_held(gw, "cluster", RUN_A, None, check_mode=True)["held"] is None
+    assert etcdlease.check_held(gw, "cluster", RUN_A, None, check_mode=True)["held"] is None
 
 
 def test_held_fails_when_etcd_does_not_answer(gw):
     _out, status = take(gw)
 
     def down(key):
-        raise etcd.EtcdError("etcd /v3/kv/range failed on every endpoint: 10.0.0.1:2379 timed out")
+        raise etcdctl.EtcdError("etcd /v3/kv/range failed on every endpoint: 10.0.0.1:2379 timed out")
 
     gw.range = down
-    with pytest.raises(etcd.LeaseLostError, match="cannot confirm this run still holds it .*stopping before the next host"):
+    with pytest.raises(etcdlease.LeaseLostError, match="cannot confirm this run still holds it .*stopping before the next host"):
         held(gw, status)
 
 
@@ -386,11 +386,11 @@ def test_the_keeper_gives_up_the_lease_past_the_ttl_without_keepalive(gw):
     seen = []
 
     def down(*args):
-        raise etcd.EtcdError("etcd /v3/kv/range failed on every endpoint: connection refused")
+        raise etcdctl.EtcdError("etcd /v3/kv/range failed on every endpoint: connection refused")
 
     gw.range = down
-    why = etcd.keep_lease(gw, "cluster", RUN_A, out["lease"], lambda: True, ttl=30, record=seen.append,
-                          sleep=sleep, clock=clock)
+    why = etcdlease.keep_lease(gw, "cluster", RUN_A, out["lease"], lambda: True, ttl=30, record=seen.append,
+                               sleep=sleep, clock=clock)
     assert why == "not held: no keepalive for 30 s, past the TTL (30 s)"
     assert seen == [why] and 30 <= gw.now <= 31
 
@@ -404,8 +404,8 @@ def test_the_keeper_records_an_unexpected_error_instead_of_dying_silently(gw):
         raise ValueError("Expecting value: line 1 column 1 (char 0)")
 
     gw.range = not_etcd
-    why = etcd.keep_lease(gw, "cluster", RUN_A, out["lease"], lambda: True, ttl=30, record=seen.append,
-                          sleep=sleep, clock=clock)
+    why = etcdlease.keep_lease(gw, "cluster", RUN_A, out["lease"], lambda: True, ttl=30, record=seen.append,
+                               sleep=sleep, clock=clock)
     assert why == "keeper failed: ValueError: Expecting value: line 1 column 1 (char 0)" and seen == [why]
 
 
@@ -419,8 +419,8 @@ def test_the_keeper_records_keeping_after_each_renewal(gw):
         life["left"] -= 1
         return life["left"] > 0
 
-    assert etcd.keep_lease(gw, "cluster", RUN_A, out["lease"], alive, ttl=30, record=seen.append,
-                           sleep=sleep, clock=clock) == "run ended"
+    assert etcdlease.keep_lease(gw, "cluster", RUN_A, out["lease"], alive, ttl=30, record=seen.append,
+                                sleep=sleep, clock=clock) == "run ended"
     assert seen == ["keeping", "keeping", "run ended"]
 
 
@@ -446,50 +446,50 @@ def test_a_reply_that_is_not_a_json_object_is_an_etcd_error(monkeypatch):
         def close(self):
             pass
 
-    client = etcd.GatewayClient.__new__(etcd.GatewayClient)
+    client = etcdhttp.GatewayClient.__new__(etcdhttp.GatewayClient)
     client.endpoints, client.timeout, client.context = [("10.0.0.1", 2379)], 1.0, None
     monkeypatch.setattr(http.client, "HTTPSConnection", Conn)
-    monkeypatch.setattr(etcd.netguard, "check", lambda host: None)
-    with pytest.raises(etcd.EtcdError, match="10.0.0.1:2379 replied list, not a JSON object"):
+    monkeypatch.setattr(etcdhttp.netguard, "check", lambda host: None)
+    with pytest.raises(etcdctl.EtcdError, match="10.0.0.1:2379 replied list, not a JSON object"):
         client.range(KEY)
 
 
 def test_the_status_file_is_private_and_the_recorder_keeps_the_token(tmp_path):
-    path = etcd.keeper_status_path("cluster", RUN_A, directory=str(tmp_path / "leases"))
-    assert path != etcd.keeper_status_path("cluster", RUN_B, directory=str(tmp_path / "leases"))
+    path = etcdlease.keeper_status_path("cluster", RUN_A, directory=str(tmp_path / "leases"))
+    assert path != etcdlease.keeper_status_path("cluster", RUN_B, directory=str(tmp_path / "leases"))
     token = {"holder": RUN_A, "lease": "101", "create_revision": "2", "mod_revision": "2"}
-    record = etcd.keeper_recorder(path, token, 30, now=lambda: 1000.0)
+    record = etcdlease.keeper_recorder(path, token, 30, now=lambda: 1000.0)
     record("keeping")
     record("not held")
     assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    status = etcd.read_keeper_status(path)
+    status = etcdlease.read_keeper_status(path)
     assert status["state"] == "not held" and status["last_keepalive"] == 1000.0 and status["lease"] == "101"
     # A later lease of the same run owns the file: the old keeper's last word does not overwrite it.
-    etcd.write_keeper_status(path, dict(token, lease="102", state="keeping"))
+    etcdlease.write_keeper_status(path, dict(token, lease="102", state="keeping"))
     record("not held")
-    assert etcd.read_keeper_status(path)["lease"] == "102" and etcd.read_keeper_status(path)["state"] == "keeping"
+    assert etcdlease.read_keeper_status(path)["lease"] == "102" and etcdlease.read_keeper_status(path)["state"] == "keeping"
     with open(path, "w") as handle:
         handle.write("[]")
-    assert etcd.read_keeper_status(path)["state"].startswith("keeper failed: ")
+    assert etcdlease.read_keeper_status(path)["state"].startswith("keeper failed: ")
     assert json.loads(json.dumps(status))  # plain JSON
 
 
 def test_the_keeper_records_why_it_ended_even_when_it_cannot_start(tmp_path):
     path = str(tmp_path / "leases" / "lease.json")
-    why = etcd.keeper_main({"endpoints": ["http://10.0.0.1:2379"], "cacert": "/x", "cert": "/x", "key": "/x",
-                            "name": "cluster", "holder": RUN_A, "lease": "101", "create_revision": "2",
-                            "mod_revision": "2", "ttl": 30, "prefix": etcd.LEASE_PREFIX, "pid": 1, "started": 1,
-                            "status": path})
+    why = etcdlease.keeper_main({"endpoints": ["http://10.0.0.1:2379"], "cacert": "/x", "cert": "/x", "key": "/x",
+                                 "name": "cluster", "holder": RUN_A, "lease": "101", "create_revision": "2",
+                                 "mod_revision": "2", "ttl": 30, "prefix": etcdlease.LEASE_PREFIX, "pid": 1, "started": 1,
+                                 "status": path})
     assert why.startswith("keeper failed: EtcdError: endpoints: 'http://10.0.0.1:2379' is not an https:// URL")
-    assert etcd.read_keeper_status(path)["state"] == why
+    assert etcdlease.read_keeper_status(path)["state"] == why
 
 
 def test_no_proc_no_lease():
-    with pytest.raises(etcd.EtcdError, match=r"cluster lease 'cluster' not taken: this controller has no "
-                                             r"/proc/4242/stat .* a controller with /proc \(Linux\)"):
-        etcd.require_watchable_run("cluster", 4242, None)
-    etcd.require_watchable_run("cluster", 4242, 99)
+    with pytest.raises(etcdctl.EtcdError, match=r"cluster lease 'cluster' not taken: this controller has no "
+                       r"/proc/4242/stat .* a controller with /proc \(Linux\)"):
+        etcdlease.require_watchable_run("cluster", 4242, None)
+    etcdlease.require_watchable_run("cluster", 4242, 99)
 
 
 def test_keeper_status_files_of_runs_ended_a_week_ago_are_pruned(tmp_path):
@@ -504,6 +504,6 @@ def test_keeper_status_files_of_runs_ended_a_week_ago_are_pruned(tmp_path):
     os.utime(old, (1000.0, 1000.0))
     os.utime(other, (1000.0, 1000.0))
     os.utime(fresh, (1000.0 + week, 1000.0 + week))
-    removed = etcd.prune_keeper_status(str(tmp_path), now=lambda: 1000.0 + week + 1)
+    removed = etcdlease.prune_keeper_status(str(tmp_path), now=lambda: 1000.0 + week + 1)
     assert removed == [str(old)] and not old.exists() and fresh.exists() and other.exists()
-    assert etcd.prune_keeper_status(str(tmp_path / "none")) == []
+    assert etcdlease.prune_keeper_status(str(tmp_path / "none")) == []
