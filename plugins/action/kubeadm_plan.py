@@ -4,23 +4,23 @@
 
 from __future__ import annotations
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm, skew
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm, kubeadmplan, skew
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
 
 class ActionModule(MooringAction):
     def act(self, args, task_vars):
-        plan = kubeadm.plan_cluster(args["states"], args["control_plane"], args["workers"], only=args["only"])
+        plan = kubeadmplan.plan_cluster(args["states"], args["control_plane"], args["workers"], only=args["only"])
         result = dict(plan)
-        result["lines"] = kubeadm.plan_lines(plan)
-        result["commands"] = kubeadm.plan_commands(plan, args["bin_dir"], args["config_dir"], args["drain_timeout"])
+        result["lines"] = kubeadmplan.plan_lines(plan)
+        result["commands"] = kubeadmplan.plan_commands(plan, args["bin_dir"], args["config_dir"], args["drain_timeout"])
         result["upgrade"] = None
         result["batches"] = []
         if args["target_version"]:
             current = args["current_version"] or args["target_version"]
-            result["upgrade"] = kubeadm.upgrade_step(current, args["target_version"])
-            result["batches"] = kubeadm.upgrade_batches(args["control_plane"], args["workers"],
-                                                        args["batch_size"])
+            result["upgrade"] = kubeadmplan.upgrade_step(current, args["target_version"])
+            result["batches"] = kubeadmplan.upgrade_batches(args["control_plane"], args["workers"],
+                                                            args["batch_size"])
             problems = skew.violations(args["target_version"], skew.node_versions(args["node_versions"], args["control_plane"]),
                                        args["control_plane"],
                                        args["workers"], order=result["batches"], etcd=args["target_etcd_version"],

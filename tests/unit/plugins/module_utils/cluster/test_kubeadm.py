@@ -18,6 +18,8 @@ import pytest
 import yaml
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm as k
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadmconfig as kc
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadmplan as kp
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import addon_contents, load_catalog
 
 CATALOG = load_catalog()
@@ -52,13 +54,13 @@ def test_api_version_refuses(bad):
 
 def test_extra_args_shape_differs_between_v1beta3_and_v1beta4():
     args = {"b": "2", "a": 1}
-    assert k.extra_args(args, "kubeadm.k8s.io/v1beta3") == {"a": "1", "b": "2"}
-    assert k.extra_args(args, "kubeadm.k8s.io/v1beta4") == [{"name": "a", "value": "1"}, {"name": "b", "value": "2"}]
+    assert kc.extra_args(args, "kubeadm.k8s.io/v1beta3") == {"a": "1", "b": "2"}
+    assert kc.extra_args(args, "kubeadm.k8s.io/v1beta4") == [{"name": "a", "value": "1"}, {"name": "b", "value": "2"}]
 
 
 @pytest.mark.parametrize("version", list(CATALOG.versions("kubernetes")))
 def test_every_catalog_version_renders_v1beta4_matching_the_bundle_images(version):
-    out = k.render_node_config(_cluster(version), NODE, "control_plane")
+    out = kc.render_node_config(_cluster(version), NODE, "control_plane")
     assert out["problems"] == []
     init, cluster = out["init"][0], out["init"][1]
     assert init["apiVersion"] == cluster["apiVersion"] == "kubeadm.k8s.io/v1beta4"
@@ -75,7 +77,7 @@ def test_every_catalog_version_renders_v1beta4_matching_the_bundle_images(versio
 
 def test_v1beta3_shape_for_older_minor():
     c = _cluster("1.34.3", kubernetes_version="1.30.6", images=[])
-    out = k.render_node_config(c, NODE, "control_plane")
+    out = kc.render_node_config(c, NODE, "control_plane")
     init, cluster = out["init"][:2]
     assert cluster["apiVersion"] == "kubeadm.k8s.io/v1beta3"
     assert cluster["apiServer"]["extraArgs"] == {"anonymous-auth": "true", "audit-log-maxage": "30"}
@@ -87,7 +89,7 @@ def test_v1beta3_shape_for_older_minor():
 
 
 def test_external_etcd_uses_pki_client_certificates():
-    cluster = k.render_node_config(_cluster(), NODE, "control_plane")["init"][1]
+    cluster = kc.render_node_config(_cluster(), NODE, "control_plane")["init"][1]
     assert cluster["etcd"] == {"external": {
         "endpoints": ["https://10.0.0.21:2379", "https://10.0.0.22:2379"],
         "caFile": "/etc/kubernetes/pki/etcd/ca.crt",
@@ -101,12 +103,12 @@ def test_external_etcd_uses_pki_client_certificates():
 def test_stacked_etcd():
     c = _cluster(etcd_topology="stacked", etcd_endpoints=[])
     c["images"] = c["images"] + ["registry.k8s.io/etcd:3.6.4-0"]
-    cluster = k.render_node_config(c, NODE, "control_plane")["init"][1]
+    cluster = kc.render_node_config(c, NODE, "control_plane")["init"][1]
     assert cluster["etcd"] == {"local": {"dataDir": "/var/lib/etcd", "imageTag": "3.6.4-0"}}
 
 
 def test_join_configuration_has_no_secret_and_pins_discovery_file():
-    out = k.render_node_config(_cluster(), {"name": "w1", "advertise_address": "10.0.0.31"}, "worker")
+    out = kc.render_node_config(_cluster(), {"name": "w1", "advertise_address": "10.0.0.31"}, "worker")
     assert out["init"] is None
     join, kubelet = out["join"]
     assert join["discovery"] == {"file": {"kubeConfigPath": "/etc/kubernetes/mooring/discovery.conf"}}
@@ -114,15 +116,15 @@ def test_join_configuration_has_no_secret_and_pins_discovery_file():
     assert "controlPlane" not in join
     assert "token" not in json.dumps(join)
     assert kubelet["maxPods"] == 200 and kubelet["cgroupDriver"] == "systemd"
-    cp_join = k.render_node_config(_cluster(), NODE, "control_plane")["join"][0]
+    cp_join = kc.render_node_config(_cluster(), NODE, "control_plane")["join"][0]
     assert cp_join["controlPlane"] == {"localAPIEndpoint": {"bindPort": 6443, "advertiseAddress": "10.0.0.11"}}
     assert cp_join["nodeRegistration"]["taints"] == [k.CONTROL_PLANE_TAINT]
 
 
 def test_bad_input_lists_every_problem():
     with pytest.raises(k.KubeadmError) as exc:
-        k.render_node_config(_cluster(kubernetes_version="1.31", etcd_endpoints=["http://x:2379"],
-                                      control_plane_endpoint=""), NODE, "control_plane")
+        kc.render_node_config(_cluster(kubernetes_version="1.31", etcd_endpoints=["http://x:2379"],
+                                       control_plane_endpoint=""), NODE, "control_plane")
     text = str(exc.value)
     assert "1.31" in text and "https://" in text and "controlPlaneEndpoint" in text
 
@@ -130,18 +132,18 @@ def test_bad_input_lists_every_problem():
 def test_image_tag_mismatch_is_reported():
     c = _cluster()
     c["images"] = ["registry.k8s.io/kube-apiserver:v1.34.0"]
-    assert "does not match" in k.render_node_config(c, NODE, "control_plane")["problems"][0]
+    assert "does not match" in kc.render_node_config(c, NODE, "control_plane")["problems"][0]
 
 
 def test_yaml_stream_is_deterministic_and_parses():
-    docs = k.render_node_config(_cluster(), NODE, "control_plane")["init"]
-    text = k.to_yaml_stream(docs)
-    assert text == k.to_yaml_stream(docs)
+    docs = kc.render_node_config(_cluster(), NODE, "control_plane")["init"]
+    text = kc.to_yaml_stream(docs)
+    assert text == kc.to_yaml_stream(docs)
     assert [d for d in yaml.safe_load_all(text) if d] == docs
 
 
 def test_kubelet_configuration_is_valid_component_config():
-    kubelet = k.render_node_config(_cluster(), NODE, "control_plane")["init"][2]
+    kubelet = kc.render_node_config(_cluster(), NODE, "control_plane")["init"][2]
     assert kubelet["apiVersion"] == "kubelet.config.k8s.io/v1beta1"
     assert kubelet["failSwapOn"] is True
 
@@ -228,10 +230,10 @@ W = ["w1", "w2"]
      {h: "blocked" for h in CP + W}),
 ])
 def test_contract_plan_cluster(name, states, only, expected):
-    plan = k.plan_cluster(states, CP, W, only=only)
+    plan = kp.plan_cluster(states, CP, W, only=only)
     assert {h: p["action"] for h, p in plan["hosts"].items()} == expected, name
     assert len([p for p in plan["hosts"].values() if p["action"] == "init"]) <= 1
-    assert len(k.plan_lines(plan)) == len(CP + W)
+    assert len(kp.plan_lines(plan)) == len(CP + W)
     if plan["init_host"]:
         assert plan["token_host"] == plan["init_host"]
     elif plan["cluster_exists"]:
@@ -241,64 +243,64 @@ def test_contract_plan_cluster(name, states, only, expected):
 def test_contract_join_partial_view():
     """The join playbook reads only the new host and the first control plane: the others are listed, not read."""
     cp1 = S(admin=True, kubelet=True, ready=True)
-    plan = k.plan_cluster({"cp1": cp1, "w2": S()}, CP, W, only=["w2"])
+    plan = kp.plan_cluster({"cp1": cp1, "w2": S()}, CP, W, only=["w2"])
     assert {h: p["action"] for h, p in plan["hosts"].items()} == {
         "cp1": "member", "cp2": "untouched", "cp3": "untouched", "w1": "untouched", "w2": "join_worker"}
     assert [plan["token_host"]] == ["cp1"] and "not contacted" in plan["hosts"]["w1"]["reason"]
     assert "not contacted" not in plan["hosts"]["cp1"]["reason"]
     # A new control plane never creates a second cluster when the contacted control plane does not answer.
-    plan = k.plan_cluster({"cp1": S(), "cp3": S()}, CP, W, only=["cp3"])
+    plan = kp.plan_cluster({"cp1": S(), "cp3": S()}, CP, W, only=["cp3"])
     assert plan["init_host"] is None and plan["hosts"]["cp3"]["action"] == "blocked"
     assert "a join needs a running cluster" in plan["hosts"]["cp3"]["reason"]
     # The join hosts themselves must have been read, and be in the inventory's groups.
     with pytest.raises(k.KubeadmError, match="no state gathered for w2"):
-        k.plan_cluster({"cp1": cp1}, CP, W, only=["w2"])
+        kp.plan_cluster({"cp1": cp1}, CP, W, only=["w2"])
     with pytest.raises(k.KubeadmError, match="join_hosts: w9 not in the inventory groups"):
-        k.plan_cluster({"cp1": cp1, "w9": S()}, CP, W, only=["w9"])
+        kp.plan_cluster({"cp1": cp1, "w9": S()}, CP, W, only=["w9"])
     # Without only (install) a missing state is still an error.
     with pytest.raises(k.KubeadmError, match="no state gathered for cp2"):
-        k.plan_cluster({"cp1": cp1, "w2": S()}, CP, W)
+        kp.plan_cluster({"cp1": cp1, "w2": S()}, CP, W)
 
 
 def test_contract_refuses_init_over_stale_admin_conf():
     states = {"cp1": S(admin=True, kubelet=True, ready=False), "cp2": S(), "cp3": S(), "w1": S(), "w2": S()}
     with pytest.raises(k.KubeadmError, match="admin.conf exists but the API server does not answer"):
-        k.plan_cluster(states, CP, W)
+        kp.plan_cluster(states, CP, W)
 
 
 def test_contract_missing_state_or_empty_control_plane():
     with pytest.raises(k.KubeadmError, match="no state gathered for w2"):
-        k.plan_cluster({"cp1": S(), "w1": S()}, ["cp1"], ["w1", "w2"])
+        kp.plan_cluster({"cp1": S(), "w1": S()}, ["cp1"], ["w1", "w2"])
     with pytest.raises(k.KubeadmError, match="control_plane"):
-        k.plan_cluster({}, [], [])
+        kp.plan_cluster({}, [], [])
 
 
 def test_contract_workers_cannot_join_nothing():
     states = {"cp1": S(binaries=False), "w1": S()}
     with pytest.raises(k.KubeadmError, match="w1 cannot join"):
-        k.plan_cluster(states, ["cp1"], ["w1"])
+        kp.plan_cluster(states, ["cp1"], ["w1"])
 
 
 @pytest.mark.parametrize("cur,tgt,action", [("1.34.3", "1.34.3", "none"), ("1.34.3", "1.34.5", "upgrade"),
                                             ("1.34.11", "1.35.0", "upgrade")])
 def test_contract_upgrade_step(cur, tgt, action):
-    assert k.upgrade_step(cur, tgt)["action"] == action
+    assert kp.upgrade_step(cur, tgt)["action"] == action
 
 
 def test_contract_upgrade_refuses_skip_and_downgrade():
     with pytest.raises(k.KubeadmError, match="1.35.x -> 1.36.x"):
-        k.upgrade_step("1.34.3", "1.36.1")
+        kp.upgrade_step("1.34.3", "1.36.1")
     with pytest.raises(k.KubeadmError, match="downgrades"):
-        k.upgrade_step("1.35.1", "1.34.9")
+        kp.upgrade_step("1.35.1", "1.34.9")
 
 
 def test_contract_upgrade_order():
-    batches = k.upgrade_batches(["cp1", "cp2", "cp3"], ["w1", "w2", "w3", "cp1"], batch_size=2)
+    batches = kp.upgrade_batches(["cp1", "cp2", "cp3"], ["w1", "w2", "w3", "cp1"], batch_size=2)
     assert batches == [{"hosts": ["cp1"], "command": "apply"}, {"hosts": ["cp2"], "command": "node"},
                        {"hosts": ["cp3"], "command": "node"}, {"hosts": ["w1", "w2"], "command": "node"},
                        {"hosts": ["w3"], "command": "node"}]
     with pytest.raises(k.KubeadmError):
-        k.upgrade_batches(["cp1"], [], batch_size=0)
+        kp.upgrade_batches(["cp1"], [], batch_size=0)
 
 
 def test_node_conditions_from_structured_output():
@@ -346,8 +348,8 @@ def test_contract_role_reset_argv_matches_the_backend():
 
 def test_contract_plan_commands_follow_the_plan():
     states = {"cp1": {"binaries": True}, "cp2": {"binaries": True}, "w1": {"binaries": True, "kubelet_conf": True}}
-    plan = k.plan_cluster(states, ["cp1", "cp2"], ["w1"])
-    cmds = k.plan_commands(plan, "/opt/bin", "/etc/kubernetes/mooring", 60)
+    plan = kp.plan_cluster(states, ["cp1", "cp2"], ["w1"])
+    cmds = kp.plan_commands(plan, "/opt/bin", "/etc/kubernetes/mooring", 60)
     assert cmds["cp1"]["kubeadm"] == ["/opt/bin/kubeadm", "init", "--config", "/etc/kubernetes/mooring/kubeadm-init.yaml",
                                       "--skip-token-print"]
     assert cmds["cp2"]["kubeadm"] == ["/opt/bin/kubeadm", "join", "--config", "/etc/kubernetes/mooring/kubeadm-join.yaml"]
