@@ -76,35 +76,40 @@ bundle:
   sample: {id: 436afbfa61618ceb45ee270770d75d7d41f671637e2a644a1534a1e227d49629, hash: a22dc05}
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as backend  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
+
+
+class BundleVerify(MooringModule):
+    """Verifies a bundle's signature (and its checksums)."""
+
+    argument_spec = dict(
+        path=dict(type="path", required=True),
+        pubkey=dict(type="path"),
+        pubkey_content=dict(type="str"),
+        checksums=dict(type="bool", default=True),
+    )
+    module_kwargs = dict(
+        mutually_exclusive=[("pubkey", "pubkey_content")],
+        required_one_of=[("pubkey", "pubkey_content")],
+    )
+    errors = (backend.BundleError, OSError)
+
+    def run(self):
+        p = self.params
+        if p["pubkey_content"]:
+            public = backend.public_key_from_pem(p["pubkey_content"])
+        else:
+            public = backend.read_public_key(p["pubkey"])
+        if p["checksums"]:
+            summary = backend.verify_bundle(p["path"], public)
+        else:
+            summary = backend.verify_signature(p["path"], public)
+        return dict(changed=False, bundle=summary)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            path=dict(type="path", required=True),
-            pubkey=dict(type="path"),
-            pubkey_content=dict(type="str"),
-            checksums=dict(type="bool", default=True),
-        ),
-        mutually_exclusive=[("pubkey", "pubkey_content")],
-        required_one_of=[("pubkey", "pubkey_content")],
-        supports_check_mode=True,
-    )
-    try:
-        if module.params["pubkey_content"]:
-            public = backend.public_key_from_pem(module.params["pubkey_content"])
-        else:
-            public = backend.read_public_key(module.params["pubkey"])
-        if module.params["checksums"]:
-            summary = backend.verify_bundle(module.params["path"], public)
-        else:
-            summary = backend.verify_signature(module.params["path"], public)
-    except (backend.BundleError, OSError) as exc:
-        module.fail_json(msg=str(exc))
-    module.exit_json(changed=False, bundle=summary)
+    BundleVerify().execute()
 
 
 if __name__ == "__main__":

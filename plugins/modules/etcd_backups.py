@@ -75,25 +75,28 @@ failed_backups:
   type: bool
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcdbackup  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
+
+
+class EtcdBackups(MooringModule):
+    """Reads the scheduled etcd backups of this host."""
+
+    argument_spec = dict(directory=dict(type="path", default="/var/backups/mooring-etcd-scheduled"))
+    errors = (MooringError, OSError)
+
+    def failure(self, exc):
+        return {"msg": "etcd backups in %s: %s" % (self.params["directory"], exc)}
+
+    def run(self):
+        found = etcdbackup.read_backups(self.params["directory"], self.command)
+        failed = found.pop("failed")
+        return dict(changed=False, failed_backups=failed, **found)
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(directory=dict(type="path", default="/var/backups/mooring-etcd-scheduled")),
-                           supports_check_mode=True)
-
-    def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"})
-
-    try:
-        found = etcdbackup.read_backups(module.params["directory"], run)
-    except (MooringError, OSError) as exc:
-        module.fail_json(msg="etcd backups in %s: %s" % (module.params["directory"], exc))
-    failed = found.pop("failed")
-    module.exit_json(changed=False, failed_backups=failed, **found)
+    EtcdBackups().execute()
 
 
 if __name__ == "__main__":

@@ -129,36 +129,33 @@ versions:
   sample: {"https://10.0.0.21:2379": "3.5.1"}
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdgate import gate_client, gate_kwargs, wait_health  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdoptions import client_argument_spec, gate_argument_spec  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
+class EtcdHealth(MooringModule):
+    """Waits until the etcd members are healthy; fails with why they are not."""
+
+    def spec(self):
+        return dict(
             client_argument_spec(),
             require={"type": "str", "default": "all", "choices": ["all", "quorum"]},
             expected_members={"type": "int"},
             **gate_argument_spec(),
             exclude={"type": "str"},
-        ),
-        supports_check_mode=True,
-    )
-    p = module.params
+        )
 
-    def run(argv):
-        return module.run_command(argv)
-
-    try:
+    def run(self):
+        p = self.params
         base = gate_client(p)
-        state = wait_health(run, base, require=p["require"], expected=p["expected_members"], exclude=p["exclude"],
-                            **gate_kwargs(p, module.check_mode))
-    except MooringError as exc:
-        module.fail_json(msg=str(exc))
-    module.exit_json(changed=False, **state)
+        state = wait_health(self.module.run_command, base, require=p["require"], expected=p["expected_members"],
+                            exclude=p["exclude"], **gate_kwargs(p, self.check_mode))
+        return dict(changed=False, **state)
+
+
+def main():
+    EtcdHealth().execute()
 
 
 if __name__ == "__main__":

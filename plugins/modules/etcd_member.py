@@ -85,33 +85,33 @@ members:
   elements: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdctl import client_args  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdmember import ensure_member  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdoptions import client_argument_spec  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
+class EtcdMember(MooringModule):
+    """Adds or removes an etcd member."""
+
+    def spec(self):
+        return dict(
             client_argument_spec(),
             name={"type": "str", "required": True},
             peer_urls={"type": "list", "elements": "str", "default": []},
             state={"type": "str", "default": "present", "choices": ["present", "absent"]},
-        ),
-        supports_check_mode=True,
-    )
-    p = module.params
-    try:
+        )
+
+    def run(self):
+        p = self.params
         base = client_args(p["endpoints"], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"],
                            command_timeout=15, dial_timeout=10)
-        result = ensure_member(module.run_command, base, p["name"], p["peer_urls"], state=p["state"],
-                               check_mode=module.check_mode)
-    except MooringError as exc:
-        module.fail_json(msg=str(exc))
-    module.exit_json(**result)
+        return ensure_member(self.module.run_command, base, p["name"], p["peer_urls"], state=p["state"],
+                             check_mode=self.check_mode)
+
+
+def main():
+    EtcdMember().execute()
 
 
 if __name__ == "__main__":

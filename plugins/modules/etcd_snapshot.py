@@ -125,55 +125,55 @@ command:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdctl import client_args, members_initial_cluster  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdsnapshot import restore_snapshot, save_snapshot  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={
-            "state": {"type": "str", "default": "saved", "choices": ["saved", "restored"]},
-            "path": {"type": "path", "required": True},
-            "etcdctl": {"type": "path", "default": "etcdctl"},
-            "restore_tool": {"type": "path"},
-            "endpoint": {"type": "str", "default": "https://127.0.0.1:2379"},
-            "cacert": {"type": "path"},
-            "cert": {"type": "path"},
-            "key": {"type": "path"},
-            "name": {"type": "str"},
-            "initial_cluster": {"type": "str"},
-            "members": {"type": "list", "elements": "dict"},
-            "peer_port": {"type": "int", "default": 2380},
-            "token": {"type": "str", "no_log": False},
-            "peer_urls": {"type": "list", "elements": "str"},
-            "data_dir": {"type": "path", "default": "/var/lib/etcd"},
-        },
+class EtcdSnapshot(MooringModule):
+    """Saves an etcd snapshot, or restores one into a new data directory."""
+
+    argument_spec = {
+        "state": {"type": "str", "default": "saved", "choices": ["saved", "restored"]},
+        "path": {"type": "path", "required": True},
+        "etcdctl": {"type": "path", "default": "etcdctl"},
+        "restore_tool": {"type": "path"},
+        "endpoint": {"type": "str", "default": "https://127.0.0.1:2379"},
+        "cacert": {"type": "path"},
+        "cert": {"type": "path"},
+        "key": {"type": "path"},
+        "name": {"type": "str"},
+        "initial_cluster": {"type": "str"},
+        "members": {"type": "list", "elements": "dict"},
+        "peer_port": {"type": "int", "default": 2380},
+        "token": {"type": "str", "no_log": False},
+        "peer_urls": {"type": "list", "elements": "str"},
+        "data_dir": {"type": "path", "default": "/var/lib/etcd"},
+    }
+    module_kwargs = dict(
         required_if=[
             ("state", "saved", ("cacert", "cert", "key")),
             ("state", "restored", ("name", "token", "peer_urls")),
             ("state", "restored", ("initial_cluster", "members"), True),
         ],
         mutually_exclusive=[("initial_cluster", "members")],
-        supports_check_mode=True,
     )
-    p = module.params
-    try:
+
+    def run(self):
+        p = self.params
         if p["state"] == "saved":
-            if module.check_mode:
-                module.exit_json(changed=True)
+            if self.check_mode:
+                return dict(changed=True)
             base = client_args([p["endpoint"]], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"], dial_timeout=10)
-            info = save_snapshot(module.run_command, base, p["path"], tool=p["restore_tool"] or p["etcdctl"])
-            module.exit_json(changed=True, **info)
+            info = save_snapshot(self.module.run_command, base, p["path"], tool=p["restore_tool"] or p["etcdctl"])
+            return dict(changed=True, **info)
         cluster = p["initial_cluster"] or members_initial_cluster(p["members"], p["peer_port"])
-        result = restore_snapshot(module.run_command, p["restore_tool"] or p["etcdctl"], p["path"], p["name"],
-                                  cluster, p["token"], p["peer_urls"], p["data_dir"],
-                                  check_mode=module.check_mode)
-    except MooringError as exc:
-        module.fail_json(msg=str(exc))
-    module.exit_json(**result)
+        return restore_snapshot(self.module.run_command, p["restore_tool"] or p["etcdctl"], p["path"], p["name"],
+                                cluster, p["token"], p["peer_urls"], p["data_dir"], check_mode=self.check_mode)
+
+
+def main():
+    EtcdSnapshot().execute()
 
 
 if __name__ == "__main__":

@@ -101,10 +101,9 @@ problems:
 
 import os  # noqa: E402
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 
 
 def check(module, p):
@@ -135,22 +134,27 @@ def check(module, p):
             "problems": problems}
 
 
+class K8sHealth(MooringModule):
+    """Checks this host's kubelet, static pods and API server."""
+
+    argument_spec = {
+        "node": {"type": "str"},
+        "static_pods": {"type": "bool", "default": False},
+        "stacked_etcd": {"type": "bool", "default": False},
+        "api": {"type": "bool", "default": True},
+        "api_host": {"type": "str", "default": "127.0.0.1"},
+        "api_port": {"type": "int", "default": 6443},
+        "ca_file": {"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
+        "kubeconfig": {"type": "path", "default": "/etc/kubernetes/admin.conf"},
+        "bin_dir": {"type": "path", "default": "/usr/local/bin"},
+    }
+
+    def run(self):
+        return dict(changed=False, **check(self.module, self.params))
+
+
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "node": {"type": "str"},
-            "static_pods": {"type": "bool", "default": False},
-            "stacked_etcd": {"type": "bool", "default": False},
-            "api": {"type": "bool", "default": True},
-            "api_host": {"type": "str", "default": "127.0.0.1"},
-            "api_port": {"type": "int", "default": 6443},
-            "ca_file": {"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
-            "kubeconfig": {"type": "path", "default": "/etc/kubernetes/admin.conf"},
-            "bin_dir": {"type": "path", "default": "/usr/local/bin"},
-        },
-        supports_check_mode=True,
-    )
-    module.exit_json(changed=False, **check(module, module.params))
+    K8sHealth().execute()
 
 
 if __name__ == "__main__":

@@ -90,9 +90,8 @@ state:
 import json  # noqa: E402
 import os  # noqa: E402
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 
 BINARIES = ("kubeadm", "kubelet", "kubectl")
 
@@ -123,18 +122,23 @@ def gather(module, p):
     return state
 
 
+class KubeadmState(MooringModule):
+    """Reads this host's kubeadm state."""
+
+    argument_spec = {
+        "bin_dir": {"type": "path", "default": "/usr/local/bin"},
+        "api_host": {"type": "str", "default": "127.0.0.1"},
+        "api_port": {"type": "int", "default": 6443},
+        "ca_file": {"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
+        "timeout": {"type": "int", "default": 5},
+    }
+
+    def run(self):
+        return dict(changed=False, state=gather(self.module, self.params))
+
+
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "bin_dir": {"type": "path", "default": "/usr/local/bin"},
-            "api_host": {"type": "str", "default": "127.0.0.1"},
-            "api_port": {"type": "int", "default": 6443},
-            "ca_file": {"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
-            "timeout": {"type": "int", "default": 5},
-        },
-        supports_check_mode=True,
-    )
-    module.exit_json(changed=False, state=gather(module, module.params))
+    KubeadmState().execute()
 
 
 if __name__ == "__main__":

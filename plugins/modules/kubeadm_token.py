@@ -75,40 +75,44 @@ argv:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
+
+
+class KubeadmToken(MooringModule):
+    """Creates a bootstrap token and the discovery kubeconfig."""
+
+    argument_spec = {
+        "server": {"type": "str", "required": True},
+        "ttl": {"type": "str", "default": "1h"},
+        "ca_file": {"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
+        "kubeadm": {"type": "path", "default": "/usr/local/bin/kubeadm"},
+        "kubeconfig": {"type": "path", "default": "/etc/kubernetes/admin.conf"},
+        "cluster_name": {"type": "str", "default": "kubernetes"},
+    }
+
+    def run(self):
+        p = self.params
+        token = kubeadm.new_token()
+        argv = kubeadm.token_create_argv(token, ttl=p["ttl"], kubeadm=p["kubeadm"], kubeconfig=p["kubeconfig"])
+        shown = ["<token>" if a == token else a for a in argv]
+        if self.check_mode:
+            return dict(changed=True, argv=shown)
+        try:
+            with open(p["ca_file"]) as f:
+                ca = f.read()
+            config = kubeadm.discovery_kubeconfig(p["server"], ca, token, p["cluster_name"])
+        except (OSError, MooringError) as exc:
+            self.fail("cannot build the discovery kubeconfig: %s" % exc, argv=shown)
+        rc, _out, err = self.module.run_command(argv)
+        if rc != 0:
+            self.fail("kubeadm token create failed (rc=%d): %s" % (rc, err.replace(token, "<token>")), argv=shown)
+        return dict(changed=True, token=token, discovery_kubeconfig=config, argv=shown)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "server": {"type": "str", "required": True},
-            "ttl": {"type": "str", "default": "1h"},
-            "ca_file": {"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
-            "kubeadm": {"type": "path", "default": "/usr/local/bin/kubeadm"},
-            "kubeconfig": {"type": "path", "default": "/etc/kubernetes/admin.conf"},
-            "cluster_name": {"type": "str", "default": "kubernetes"},
-        },
-        supports_check_mode=True,
-    )
-    p = module.params
-    token = kubeadm.new_token()
-    argv = kubeadm.token_create_argv(token, ttl=p["ttl"], kubeadm=p["kubeadm"], kubeconfig=p["kubeconfig"])
-    shown = ["<token>" if a == token else a for a in argv]
-    if module.check_mode:
-        module.exit_json(changed=True, argv=shown)
-    try:
-        with open(p["ca_file"]) as f:
-            ca = f.read()
-        config = kubeadm.discovery_kubeconfig(p["server"], ca, token, p["cluster_name"])
-    except (OSError, MooringError) as exc:
-        module.fail_json(msg="cannot build the discovery kubeconfig: %s" % exc, argv=shown)
-    rc, _out, err = module.run_command(argv)
-    if rc != 0:
-        module.fail_json(msg="kubeadm token create failed (rc=%d): %s" % (rc, err.replace(token, "<token>")), argv=shown)
-    module.exit_json(changed=True, token=token, discovery_kubeconfig=config, argv=shown)
+    KubeadmToken().execute()
 
 
 if __name__ == "__main__":
