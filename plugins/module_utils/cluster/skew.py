@@ -103,7 +103,18 @@ def violations(target, nodes, control_plane, workers=(), order=None, etcd=None, 
     tgt = parse_version(target, "target Kubernetes version")
     control_plane = list(control_plane or [])
     workers = [h for h in (workers or []) if h not in control_plane]
-    nodes = nodes or {}
+    parsed = _parse_nodes(nodes or {}, problems)
+    _minor_steps(parsed, tgt, control_plane + workers, problems)
+    flat = _flat_order(control_plane + workers if order is None else order)
+    _control_plane_first(flat, control_plane, problems)
+    _kubelet_skew(parsed, tgt, flat, control_plane, workers, problems)
+    if etcd:
+        _etcd_support(tgt, etcd, etcd_range, problems)
+    return problems
+
+
+def _parse_nodes(nodes, problems):
+    """host -> ``{component: version tuple}`` of what runs; a version a host reports that is not one goes to ``problems``."""
     parsed = {}
     for host, v in sorted(nodes.items()):
         parsed[host] = {}
@@ -113,20 +124,30 @@ def violations(target, nodes, control_plane, workers=(), order=None, etcd=None, 
                     parsed[host][what] = parse_version(v[what], "%s %s version" % (host, what))
                 except KubeadmError as exc:  # a version the host reports that is not one
                     problems.append(str(exc))
-    # 1. one minor at a time, no downgrade (per component that runs)
-    for host in control_plane + workers:
+    return parsed
+
+
+def _minor_steps(parsed, tgt, hosts, problems):
+    """Rule 1: one minor at a time, no downgrade (per component that runs)."""
+    for host in hosts:
         for what in ("apiserver", "kubelet"):
             cur = parsed.get(host, {}).get(what)
             if cur is not None:
                 line = _step(host, "kube-%s" % what if what == "apiserver" else what, cur, tgt)
                 if line:
                     problems.append(line)
-    # 2. control plane before the kubelets
-    if order is None:
-        order = control_plane + workers
+
+
+def _flat_order(order):
+    """The roll's hosts in order, batches (``{"hosts": [...]}``) flattened."""
     flat = []
     for item in order:
         flat.extend(item.get("hosts", []) if isinstance(item, dict) else [item])
+    return flat
+
+
+def _control_plane_first(flat, control_plane, problems):
+    """Rule 2: the control plane before the kubelets."""
     seen_worker = None
     for host in flat:
         if host in control_plane and seen_worker:
@@ -135,49 +156,60 @@ def violations(target, nodes, control_plane, workers=(), order=None, etcd=None, 
             break
         if host not in control_plane and seen_worker is None:
             seen_worker = host
-    # 3. kubelet never newer than the oldest API server, at most three minors older: now and after each step
+
+
+def _roll_states(apis, kubelets, flat, tgt):
+    """``[(when, API server versions, kubelet versions)]``: now, then after each host of the roll."""
+    states = [("now", dict(apis), dict(kubelets))]
+    a, k = dict(apis), dict(kubelets)
+    for host in flat:
+        if host in a and a[host] is not None:
+            a[host] = max(a[host], tgt)
+        if k.get(host) is not None:
+            k[host] = max(k[host], tgt)
+        states.append(("after %s" % host, dict(a), dict(k)))
+    return states
+
+
+def _kubelet_skew(parsed, tgt, flat, control_plane, workers, problems):
+    """Rule 3: a kubelet never newer than the oldest API server, at most three minors older: now and after each step."""
     apis = {h: parsed.get(h, {}).get("apiserver") for h in control_plane}
     kubelets = {h: parsed.get(h, {}).get("kubelet") for h in control_plane + workers}
-    if any(apis.values()):
-        states = [("now", dict(apis), dict(kubelets))]
-        a, k = dict(apis), dict(kubelets)
-        for host in flat:
-            if host in a and a[host] is not None:
-                a[host] = max(a[host], tgt)
-            if k.get(host) is not None:
-                k[host] = max(k[host], tgt)
-            states.append(("after %s" % host, dict(a), dict(k)))
-        reported = set()
-        for i, (when, a, k) in enumerate(states):
-            running = [v for v in a.values() if v is not None]
-            if not running:
+    if not any(apis.values()):
+        return
+    states = _roll_states(apis, kubelets, flat, tgt)
+    reported = set()
+    for i, (when, a, k) in enumerate(states):
+        running = [v for v in a.values() if v is not None]
+        if not running:
+            continue
+        oldest = min(running)
+        for host, kv in sorted(k.items()):
+            # A control plane's kubelet moves with its API server (kubeadm upgrade node), one host at a
+            # time: it is checked before and after the roll, not while the control planes roll.
+            if kv is None or (host in control_plane and 0 < i < len(states) - 1):
                 continue
-            oldest = min(running)
-            for host, kv in sorted(k.items()):
-                # A control plane's kubelet moves with its API server (kubeadm upgrade node), one host at a
-                # time: it is checked before and after the roll, not while the control planes roll.
-                if kv is None or (host in control_plane and 0 < i < len(states) - 1):
-                    continue
-                key = None
-                if kv[:2] > oldest[:2]:
-                    key = (host, "newer")
-                    line = ("%s: kubelet %s would be newer than the oldest API server %s (%s); the control plane "
-                            "is upgraded first" % (host, _fmt(kv), _fmt(oldest), when))
-                elif kv[0] != oldest[0] or oldest[1] - kv[1] > KUBELET_MAX_MINORS_BEHIND:
-                    key = (host, "older")
-                    line = ("%s: kubelet %s would be more than %d minors older than the API server %s (%s); upgrade "
-                            "it first" % (host, _fmt(kv), KUBELET_MAX_MINORS_BEHIND, _fmt(oldest), when))
-                if key and key not in reported:
-                    reported.add(key)
-                    problems.append(line)
-    # 4. etcd supported by the target Kubernetes
-    if etcd:
-        try:
-            ok, why = etcd_supported(_fmt(tgt), etcd, etcd_range)
-        except KubeadmError as exc:
-            problems.append(str(exc))
-        else:
-            if not ok:
-                problems.append("etcd %s is not supported by Kubernetes %s (%s); choose a supported etcd in the spec"
-                                % (etcd, _fmt(tgt), why))
-    return problems
+            key = line = None
+            if kv[:2] > oldest[:2]:
+                key = (host, "newer")
+                line = ("%s: kubelet %s would be newer than the oldest API server %s (%s); the control plane "
+                        "is upgraded first" % (host, _fmt(kv), _fmt(oldest), when))
+            elif kv[0] != oldest[0] or oldest[1] - kv[1] > KUBELET_MAX_MINORS_BEHIND:
+                key = (host, "older")
+                line = ("%s: kubelet %s would be more than %d minors older than the API server %s (%s); upgrade "
+                        "it first" % (host, _fmt(kv), KUBELET_MAX_MINORS_BEHIND, _fmt(oldest), when))
+            if key and key not in reported:
+                reported.add(key)
+                problems.append(line)
+
+
+def _etcd_support(tgt, etcd, etcd_range, problems):
+    """Rule 4: the target etcd is supported by the target Kubernetes."""
+    try:
+        ok, why = etcd_supported(_fmt(tgt), etcd, etcd_range)
+    except KubeadmError as exc:
+        problems.append(str(exc))
+    else:
+        if not ok:
+            problems.append("etcd %s is not supported by Kubernetes %s (%s); choose a supported etcd in the spec"
+                            % (etcd, _fmt(tgt), why))
