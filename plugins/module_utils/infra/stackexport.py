@@ -13,7 +13,9 @@ import tempfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio, yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import field
 from ansible_collections.mooring.cluster.plugins.module_utils.infra.stackbump import check_versions
+from ansible_collections.mooring.cluster.plugins.module_utils.infra.stackrecords import StackShape
 from ansible_collections.mooring.cluster.plugins.module_utils.infra.stacktree import (
     CLUSTER_ADDON_MARK,
     CLUSTER_CLASS_MARK,
@@ -28,43 +30,61 @@ from ansible_collections.mooring.cluster.plugins.module_utils.infra.stacktree im
 from ansible_collections.mooring.cluster.plugins.module_utils.infra.stackyaml import dump, dump_all, load_yaml, set_yaml_scalar
 
 
-def _require(doc, path, keys, problems):
-    for key in keys:
-        if doc.get(key) in (None, ""):
-            problems.append("%s: '%s' is required" % (path, key))
+class NodeImageShape(StackShape):
+    """node-image/image.yaml: name, kubernetes and containerd, the last two as the stack and its spec say."""
+
+    def problems(self, doc, kubernetes, containerd):
+        """One line per wrong field of ``doc``; ``kubernetes`` is the stack's, ``containerd`` the spec's ("" when it has none)."""
+        found = []
+        if not self.collect(found, self.expected_mapping, doc, "", "a mapping (name, kubernetes, containerd)"):
+            return found
+        for key in ("name", "kubernetes", "containerd"):
+            if doc.get(key) in (None, ""):
+                self.collect(found, self.expected, key, "set", doc.get(key), True)
+        if str(doc.get("kubernetes")) != kubernetes:
+            self.collect(found, self.expected, "kubernetes", "the stack's %s" % kubernetes, doc.get("kubernetes"), True)
+        if containerd and str(doc.get("containerd")).lstrip("v") != containerd.lstrip("v"):
+            self.collect(found, self.expected, "containerd", "the installer spec's %s" % containerd, doc.get("containerd"), True)
+        return found
 
 
 def load_node_image(stack):
+    """node-image/image.yaml of a stack with an installer spec, checked (:class:`NodeImageShape`)."""
     path = os.path.join(stack.path, PART_DIRS["nodeImage"], "image.yaml")
     doc = load_yaml(path, "node-image/image.yaml") or {}
-    problems = []
-    if not isinstance(doc, dict):
-        raise StackError("bad node image", ["%s: must be a mapping" % path])
-    _require(doc, path, ("name", "kubernetes", "containerd"), problems)
-    if str(doc.get("kubernetes")) != stack.spec_kubernetes():
-        problems.append("%s: kubernetes %s differs from the stack's %s" % (path, excerpt(doc.get("kubernetes")), stack.spec_kubernetes()))
     containerd = str((stack.spec.get("containerd") or {}).get("version", ""))
-    if containerd and str(doc.get("containerd")).lstrip("v") != containerd.lstrip("v"):
-        problems.append("%s: containerd %s differs from the installer spec's %s" % (path, excerpt(doc.get("containerd")), containerd))
+    problems = NodeImageShape(path).problems(doc, stack.spec_kubernetes(), containerd)
     if problems:
         raise StackError("bad node image", problems)
     return doc
 
 
+class AddonValuesShape(StackShape):
+    """cluster-addon/values.yaml: Helm values (a mapping) per add-on of the installer spec."""
+
+    def problems(self, doc, addons):
+        """The unknown add-ons of ``doc`` (one line each), else its values that are not mappings."""
+        found = []
+        if not self.collect(found, self.expected_mapping, doc, "", "a mapping of add-on name to Helm values"):
+            return found
+        for key in sorted(set(doc) - addons, key=str):
+            self.collect(found, self.fail, field("", str(key)), "is not an add-on of the installer spec (add-ons: %s)"
+                         % ", ".join(sorted(addons)))
+        if found:
+            return found
+        for key, value in sorted(doc.items(), key=lambda kv: str(kv[0])):
+            if value is not None:
+                self.collect(found, self.expected_mapping, value, field("", str(key)), "a mapping (Helm values)")
+        return found
+
+
 def load_addon_values(stack):
+    """cluster-addon/values.yaml, checked against the installer spec's add-ons (:class:`AddonValuesShape`)."""
     path = os.path.join(stack.path, PART_DIRS["clusterAddon"], "values.yaml")
     doc = load_yaml(path, "cluster-addon/values.yaml", max_aliases=yamlio.MAX_ALIASES) or {}  # Helm values: anchors allowed
-    if not isinstance(doc, dict):
-        raise StackError("bad add-on values", ["%s: must map add-on name to Helm values" % path])
-    addons = {k for k in stack.spec if k not in NOT_IN_CLUSTER_ADDON}
-    unknown = sorted(str(k) for k in set(doc) - addons)
-    if unknown:
-        raise StackError("bad add-on values", ["%s: %s not in the installer spec (add-ons: %s)"
-                                               % (path, plain(", ".join(unknown)), ", ".join(sorted(addons)))])
-    bad = sorted(str(k) for k, v in doc.items() if v is not None and not isinstance(v, dict))
-    if bad:
-        raise StackError("bad add-on values", ["%s: the values of %s must be a mapping (Helm values)"
-                                               % (path, excerpt(", ".join(bad), 200))])
+    problems = AddonValuesShape(path).problems(doc, {k for k in stack.spec if k not in NOT_IN_CLUSTER_ADDON})
+    if problems:
+        raise StackError("bad add-on values", problems)
     return doc
 
 

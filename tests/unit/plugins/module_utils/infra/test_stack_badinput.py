@@ -95,12 +95,12 @@ def test_large_files_are_refused(alpha, monkeypatch):
 
 
 @pytest.mark.parametrize("text, problem", [
-    ("versions: {components: [1]}\n", "versions.components is [1], expected a mapping"),
-    ("versions: x\n", "versions is 'x', expected a mapping"),
-    ("versions: {components: {1: v1, clusterAddon: v1, nodeImage: v1}}\n", "unknown components '1'"),
-    ("versions: {clusterStack: [v1]}\n", "versions.clusterStack is ['v1'], expected v<N>"),
-    ("versions: {kubernetes: 1.28}\n", "versions.kubernetes is 1.28, expected vX.Y.Z"),
-    ('versions: {clusterStack: "v1\\n"}\n', "versions.clusterStack is 'v1\\n', expected v<N>"),
+    ("versions: {components: [1]}\n", "versions.components: must be a mapping (clusterAddon, nodeImage), not a list"),
+    ("versions: x\n", "versions: must be a mapping (clusterStack, kubernetes, components), not a string"),
+    ("versions: {components: {1: v1, clusterAddon: v1, nodeImage: v1}}\n", "versions.components[1]: is not a known field (known: clusterAddon, nodeImage)"),
+    ("versions: {clusterStack: [v1]}\n", "versions.clusterStack: must be v<N> (v1, v2, ...) or v0-sha.<hash>, not ['v1']"),
+    ("versions: {kubernetes: 1.28}\n", "versions.kubernetes: must be vX.Y.Z, not 1.28"),
+    ('versions: {clusterStack: "v1\\n"}\n', "versions.clusterStack: must be v<N> (v1, v2, ...) or v0-sha.<hash>, not 'v1\\n'"),
 ])
 def test_metadata_shapes(alpha, text, problem):
     (alpha / "metadata.yaml").write_text(text)
@@ -110,10 +110,10 @@ def test_metadata_shapes(alpha, text, problem):
 
 
 @pytest.mark.parametrize("old, new, problem", [
-    ("  components:\n    clusterAddon: v2\n    nodeImage: v1\n", "  components: [1]\n", "versions.components is [1], expected a mapping"),
-    ("    nodeImage: v1\n", "    nodeImage: [v1]\n", "versions.components.nodeImage is ['v1'], expected a string"),
-    ("  clusterStack: v2\n", "  clusterStack: 2\n", "versions.clusterStack is 2, expected a string"),
-    ("  nodeImage: sha256:", "  nodeImage: {a: 1}\n  x: sha256:", "hashes.nodeImage is {'a': 1}, expected sha256:<hex>"),
+    ("  components:\n    clusterAddon: v2\n    nodeImage: v1\n", "  components: [1]\n", "versions.components: must be a mapping, not a list"),
+    ("    nodeImage: v1\n", "    nodeImage: [v1]\n", "versions.components.nodeImage: must be a string, not a list"),
+    ("  clusterStack: v2\n", "  clusterStack: 2\n", "versions.clusterStack: must be a string, not a number"),
+    ("  nodeImage: sha256:", "  nodeImage: {a: 1}\n  x: sha256:", "hashes.nodeImage: must be sha256:<hex>, not a mapping"),
 ])
 def test_release_shapes(alpha, old, new, problem):
     text = (alpha / "release.yaml").read_text()
@@ -258,7 +258,7 @@ def test_cli_export_of_two_stacks(work, alpha, capsys):
     mark = fake_helm(work, 'touch "%s"\nexit 1\n' % (work / "helm-ran"))
     before = tree(work)
     assert cli.main(["stack", "export", str(work / "providers"), "-o", str(out), "--helm", mark]) == 1
-    assert "beta/1-28/metadata.yaml: versions.components is [1]" in capsys.readouterr().err
+    assert "beta/1-28/metadata.yaml: versions.components: must be a mapping" in capsys.readouterr().err
     assert tree(work) == before
 
 

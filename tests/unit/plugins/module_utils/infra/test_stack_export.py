@@ -138,7 +138,7 @@ def test_unknown_addon_values_refused(stack_dir, catalog):
     values = stack_dir / "cluster-addon" / "values.yaml"
     values.write_text(values.read_text() + "cilium: {}\n")
     stackbump.apply_versions(stackbump.plan_versions(stacks.Stack(str(stack_dir))))
-    with pytest.raises(stacktree.StackError, match="cilium not in the installer spec"):
+    with pytest.raises(stacktree.StackError, match="cilium: is not an add-on of the installer spec"):
         render(stack_dir, catalog)
 
 

@@ -235,8 +235,8 @@ def test_csctl_config_problems_are_named(copy_stack):
     cfg.write_text(cfg.read_text().replace("v1.32.7", "1.32.7").replace("type: openstack", "type: Open_Stack"))
     with pytest.raises(stacktree.StackError) as exc:
         stacks.Stack(str(d))
-    assert "config.kubernetesVersion is '1.32.7'" in str(exc.value)
-    assert "config.provider.type is 'Open_Stack'" in str(exc.value)
+    assert "config.kubernetesVersion: must be vX.Y.Z, not '1.32.7'" in str(exc.value)
+    assert "config.provider.type: must be a lower-case DNS label, not 'Open_Stack'" in str(exc.value)
     assert str(cfg) in str(exc.value)
 
 

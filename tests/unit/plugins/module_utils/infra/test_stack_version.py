@@ -181,7 +181,7 @@ def test_floating_versions_refused(stack_dir, old, new, why):
 
 def test_bad_metadata_named(stack_dir):
     edit(stack_dir / "metadata.yaml", "nodeImage: v1", "nodeImage: 1")
-    with pytest.raises(stacktree.StackError, match=r"versions.components.nodeImage is '1'|versions.components.nodeImage is 1"):
+    with pytest.raises(stacktree.StackError, match=r"versions.components.nodeImage: must be v<N> \(v1, v2, ...\), not 1"):
         stacks.Stack(str(stack_dir))
 
 
