@@ -31,7 +31,7 @@ HOST_SIDE = {
     "cluster.preflightgather", "cluster.preflightjudge", "cluster.preflightinventory", "cluster.preflightreport",
     "cluster.preflightclock", "cluster.hostdisk", "cluster.hostio", "cluster.collectspec", "cluster.collectsystem",
     "cluster.collectnetwork", "cluster.collectrun", "common.shape",
-    "cluster.hostpreflight", "cluster.hostcollect", "cluster.support", "common.redact", "cluster.etcdbackup",
+    "cluster.hostpreflight", "cluster.hostcollect", "cluster.support", "common.redact", "cluster.etcdbackup", "common.module",
 }
 # Modules that run on the controller against a cloud API (they need openstacksdk there).
 CONTROLLER_MODULES = {"openstack_infra_inventory", "openstack_infra_plan"}
@@ -56,7 +56,8 @@ def _real_modules():
         if not name.endswith(".py") or name == "__init__.py":
             continue
         with open(os.path.join(MODULES, name), encoding="utf-8") as handle:
-            if "AnsibleModule" in handle.read() or name[:-3] in CONTROLLER_MODULES:
+            text = handle.read()
+            if "AnsibleModule" in text or "MooringModule" in text or name[:-3] in CONTROLLER_MODULES:
                 names.append(name[:-3])
     return names
 
