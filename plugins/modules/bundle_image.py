@@ -67,35 +67,40 @@ present:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ctr  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            images=dict(type="list", elements="dict", required=True),
-            **ctr.IMPORT_OPTIONS
-        ),
-        supports_check_mode=True,
+class BundleImage(MooringModule):
+    """Imports image archives into containerd."""
+
+    argument_spec = dict(
+        images=dict(type="list", elements="dict", required=True),
+        **ctr.IMPORT_OPTIONS
     )
-    params = module.params
-    problem = ctr.archive_problem(params["images"], "images")
-    if problem:
-        module.fail_json(msg=problem)
-    try:
-        result = ctr.import_archives(module.run_command, params["images"], params["ctr"], params["address"],
-                                     params["namespace"], check_mode=module.check_mode)
-    except ctr.ContainerdError as exc:
+    errors = (ctr.ContainerdError,)
+
+    def failure(self, exc):
         partial = dict(getattr(exc, "result", None) or {})
         partial.pop("before", None)
         partial.pop("after", None)
-        module.fail_json(msg=str(exc), **partial)
-    before, after = result.pop("before"), result.pop("after")
-    if result["changed"] and not module.check_mode and module._diff:
-        result["diff"] = dict(before="\n".join(before) + "\n", after="\n".join(after) + "\n")
-    module.exit_json(**result)
+        return dict(partial, msg=str(exc))
+
+    def run(self):
+        params = self.params
+        problem = ctr.archive_problem(params["images"], "images")
+        if problem:
+            self.fail(problem)
+        result = ctr.import_archives(self.module.run_command, params["images"], params["ctr"], params["address"],
+                                     params["namespace"], check_mode=self.check_mode)
+        before, after = result.pop("before"), result.pop("after")
+        if result["changed"] and not self.check_mode and self.module._diff:
+            result["diff"] = dict(before="\n".join(before) + "\n", after="\n".join(after) + "\n")
+        return result
+
+
+def main():
+    BundleImage().execute()
 
 
 if __name__ == "__main__":

@@ -97,42 +97,40 @@ absent:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import install as host_install  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
+
+
+class BundleInstall(MooringModule):
+    """Installs artifacts from the unpacked bundle."""
+
+    argument_spec = dict(
+        bundle=dict(type="dict", required=True),
+        names=dict(type="list", elements="str", required=True),
+        optional=dict(type="list", elements="str", default=[]),
+        arch=dict(type="str"),
+        check_versions=dict(type="bool", default=True),
+        running_unit=dict(type="str"),
+        host=dict(type="str"),
+    )
+    errors = (host_install.InstallError, OSError)
+
+    def run(self):
+        p = self.params
+        result, problems = host_install.install(
+            p["bundle"], p["names"], self.command, optional=p["optional"], arch=p["arch"], versions=p["check_versions"],
+            running_unit=p["running_unit"], host=p["host"], check_mode=self.check_mode)
+        written = result["installed"]
+        result["changed"] = bool(written)
+        if problems:
+            self.fail("installed binaries do not match the lock: %s" % "; ".join(problems), **result)
+        if self.module._diff and written:
+            result["diff"] = dict(before="", after="".join("%s\n" % d for d in written))
+        return result
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            bundle=dict(type="dict", required=True),
-            names=dict(type="list", elements="str", required=True),
-            optional=dict(type="list", elements="str", default=[]),
-            arch=dict(type="str"),
-            check_versions=dict(type="bool", default=True),
-            running_unit=dict(type="str"),
-            host=dict(type="str"),
-        ),
-        supports_check_mode=True,
-    )
-    p = module.params
-
-    def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"})
-
-    try:
-        result, problems = host_install.install(
-            p["bundle"], p["names"], run, optional=p["optional"], arch=p["arch"], versions=p["check_versions"],
-            running_unit=p["running_unit"], host=p["host"], check_mode=module.check_mode)
-    except (host_install.InstallError, OSError) as exc:
-        module.fail_json(msg=str(exc))
-    written = result["installed"]
-    result["changed"] = bool(written)
-    if problems:
-        module.fail_json(msg="installed binaries do not match the lock: %s" % "; ".join(problems), **result)
-    if module._diff and written:
-        result["diff"] = dict(before="", after="".join("%s\n" % d for d in written))
-    module.exit_json(**result)
+    BundleInstall().execute()
 
 
 if __name__ == "__main__":

@@ -128,12 +128,11 @@ import grp  # noqa: E402
 import os  # noqa: E402
 import pwd  # noqa: E402
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import host as backend  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import install as host_install  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.host_state import HostState  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 
 
 def decide_and_act(params, check_mode, state=None):
@@ -192,38 +191,41 @@ def repositories(state, params, summary):
     return state.packages_missing(params["packages"])
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            src=dict(type="path"),
-            dest=dict(type="path", default="/var/lib/mooring/bundles"),
-            pubkey=dict(type="path", default="/etc/mooring/bundle-signing.pub"),
-            pubkey_content=dict(type="str"),
-            apt_source=dict(type="path"),
-            packages=dict(type="list", elements="str", default=[]),
-            missing=dict(type="str", choices=["fail", "report"], default="fail"),
-            id=dict(type="str"),
-            remove_src=dict(type="bool", default=False),
-        ),
-        supports_check_mode=True,
+class BundleUnpack(MooringModule):
+    """Verifies and unpacks a bundle on this host."""
+
+    argument_spec = dict(
+        src=dict(type="path"),
+        dest=dict(type="path", default="/var/lib/mooring/bundles"),
+        pubkey=dict(type="path", default="/etc/mooring/bundle-signing.pub"),
+        pubkey_content=dict(type="str"),
+        apt_source=dict(type="path"),
+        packages=dict(type="list", elements="str", default=[]),
+        missing=dict(type="str", choices=["fail", "report"], default="fail"),
+        id=dict(type="str"),
+        remove_src=dict(type="bool", default=False),
     )
-    state = HostState(module.run_command, check_mode=module.check_mode)
-    missing = []
-    try:
-        changed, present, summary = decide_and_act(module.params, module.check_mode, state)
-        here = summary is not None and (present or not module.check_mode)  # unpacked on this host
+    errors = (backend.BundleError, MooringError, OSError)
+
+    def run(self):
+        state = HostState(self.module.run_command, check_mode=self.check_mode)
+        missing = []
+        changed, present, summary = decide_and_act(self.params, self.check_mode, state)
+        here = summary is not None and (present or not self.check_mode)  # unpacked on this host
         if here:
-            missing = repositories(state, module.params, summary)
-    except (backend.BundleError, MooringError, OSError) as exc:
-        module.fail_json(msg=str(exc))
-    result = dict(changed=changed or bool(state.changes), present=present, bundle=summary, changes=state.changes,
-                  apt_source_changed=module.params["apt_source"] in state.changed_paths, packages_missing=missing,
-                  arch=host_install.host_arch())
-    if here:
-        result["ansible_facts"] = dict(bundle_installed=summary)  # what later roles read
-    if module._diff and changed and summary:
-        result["diff"] = dict(before="", after="%s\n" % os.path.join(module.params["dest"], summary["id"]))
-    module.exit_json(**result)
+            missing = repositories(state, self.params, summary)
+        result = dict(changed=changed or bool(state.changes), present=present, bundle=summary, changes=state.changes,
+                      apt_source_changed=self.params["apt_source"] in state.changed_paths, packages_missing=missing,
+                      arch=host_install.host_arch())
+        if here:
+            result["ansible_facts"] = dict(bundle_installed=summary)  # what later roles read
+        if self.module._diff and changed and summary:
+            result["diff"] = dict(before="", after="%s\n" % os.path.join(self.params["dest"], summary["id"]))
+        return result
+
+
+def main():
+    BundleUnpack().execute()
 
 
 if __name__ == "__main__":
