@@ -108,8 +108,6 @@ gate:
   elements: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdgate import (  # noqa: E402
     gate_client,
     gate_kwargs,
@@ -118,16 +116,19 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdgate i
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdoptions import client_argument_spec, gate_argument_spec  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.service import stale_reasons, unit_state  # noqa: E402
 
 
-def main():
-    gate = gate_argument_spec()
-    gate["checks"]["default"] = 3
-    gate["min_uptime"]["default"] = 5
-    gate["timeout"]["default"] = 120
-    module = AnsibleModule(
-        argument_spec=dict(
+class EtcdRestart(MooringModule):
+    """Restarts an etcd member whose binary or files changed, between two health gates."""
+
+    def spec(self):
+        gate = gate_argument_spec()
+        gate["checks"]["default"] = 3
+        gate["min_uptime"]["default"] = 5
+        gate["timeout"]["default"] = 120
+        return dict(
             client_argument_spec(),
             **gate,
             name={"type": "str", "required": True},
@@ -137,58 +138,59 @@ def main():
             force={"type": "bool", "default": False},
             data_dir={"type": "path"},
             min_free_mib={"type": "int", "default": 128},
-        ),
-        supports_check_mode=True,
-    )
-    p = module.params
+        )
 
-    def run(argv):
-        return module.run_command(argv)
-
-    name = p["name"]
-    try:
-        props = unit_state(run, p["unit"])
+    def run(self):
+        p = self.params
+        props = unit_state(self.module.run_command, p["unit"])
         reasons = stale_reasons(props, binary=p["binary"], files=p["files"])
         if p["force"] and not reasons:
             reasons = ["restart requested"]
-        space = restart_space_problem(name, p["data_dir"], p["min_free_mib"]) if reasons and p["data_dir"] else None
+        space = restart_space_problem(p["name"], p["data_dir"], p["min_free_mib"]) if reasons and p["data_dir"] else None
         if space:
-            module.fail_json(msg="%s (%s). It keeps running as it was." % (space, "; ".join(reasons)), reasons=reasons)
-        if not reasons or module.check_mode:
-            module.exit_json(changed=bool(reasons), reasons=reasons, versions={})
+            self.fail("%s (%s). It keeps running as it was." % (space, "; ".join(reasons)), reasons=reasons)
+        if not reasons or self.check_mode:
+            return dict(changed=bool(reasons), reasons=reasons, versions={})
+        before, after = self.restart(props, reasons)
+        for when, state in (("before", before), ("after", after)):
+            if state.get("incidents"):
+                self.module.warn("%s: the gate %s its restart waited until the cluster settled: %s" % (
+                    p["name"], when, state["incidents"]))
+        return dict(changed=True, reasons=reasons, versions=after["versions"], gate=before.get("looks", []))
+
+    def restart(self, props, reasons):
+        """Gate, restart the unit, gate again; returns the two gates' states."""
+        p, run, name = self.params, self.module.run_command, self.params["name"]
         base = gate_client(p)
         kwargs = gate_kwargs(p)
-        running = props.get("ActiveState") == "active"
         before = {}
-        if running:
+        if props.get("ActiveState") == "active":
             # Only a running member can take quorum down with it; a stopped one is just started.
             try:
                 before = wait_health(run, base, require="all", exclude=name, **kwargs)
             except MooringError as exc:
-                module.fail_json(msg="%s; %s not restarted (%s). Nothing was changed on it." % (
+                self.fail("%s; %s not restarted (%s). Nothing was changed on it." % (
                     str(exc), name, "; ".join(reasons)), reasons=reasons)
         if props.get("NeedDaemonReload") == "yes":
             rc, out, err = run(["systemctl", "daemon-reload"])
             if rc != 0:
-                module.fail_json(msg="systemctl daemon-reload failed: %s" % (err or out).strip()[:300], reasons=reasons)
+                self.fail("systemctl daemon-reload failed: %s" % (err or out).strip()[:300], reasons=reasons)
         rc, out, err = run(["systemctl", "restart", p["unit"]])
         if rc != 0:
             rc_j, journal, _e = run(["journalctl", "-u", p["unit"], "-n", "20", "--no-pager", "-o", "cat"])
-            module.fail_json(msg="%s: systemctl restart %s failed: %s; last log lines: %s" % (
+            self.fail("%s: systemctl restart %s failed: %s; last log lines: %s" % (
                 name, p["unit"], (err or out).strip()[:300], journal.strip()[-1500:] if rc_j == 0 else "?"),
                 reasons=reasons)
         try:
             after = wait_health(run, base, require="all", settling=name, **kwargs)
         except MooringError as exc:
-            module.fail_json(msg="%s was restarted (%s) but the cluster did not settle: %s" % (
+            self.fail("%s was restarted (%s) but the cluster did not settle: %s" % (
                 name, "; ".join(reasons), str(exc)), reasons=reasons)
-    except MooringError as exc:
-        module.fail_json(msg=str(exc))
-    for when, state in (("before", before), ("after", after)):
-        if state.get("incidents"):
-            module.warn("%s: the gate %s its restart waited until the cluster settled: %s" % (
-                name, when, state["incidents"]))
-    module.exit_json(changed=True, reasons=reasons, versions=after["versions"], gate=before.get("looks", []))
+        return before, after
+
+
+def main():
+    EtcdRestart().execute()
 
 
 if __name__ == "__main__":
