@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+
 _QUOTED = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v", "\\": "\\\\", '"': '\\"'}
 
 
@@ -24,10 +26,9 @@ class Empty(object):
 
 
 EMPTY = Empty()
-EMPTY = Empty()
 
 
-class Fail(Exception):
+class Fail(MooringError):
     """Internal: one problem, turned into a :class:`KurlTemplateError` with the action it is in."""
 
     def __init__(self, problem, item=None):
