@@ -25,7 +25,7 @@ import tarfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, excerpt
-from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import HEX64
+from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import Shape, field
 
 BUNDLE_FORMAT = 1
 BUNDLE_KIND = "MooringBundle"
@@ -85,45 +85,22 @@ def tarinfo(name, size, mode=0o644):
     return info
 
 
-class _ManifestShape(object):
-    """The shape of bundle.json (what :func:`summarize`, unpacking and the host modules read)."""
+class ManifestShape(Shape):
+    """The shape of bundle.json (what bundle.host's summarize, unpacking and the host modules read), checked
+    field by field (common/shape.py): ``WHERE: bundle.json: PATH: must be EXPECTED, not FOUND``."""
+
+    error = BundleError
 
     def __init__(self, where):
-        self.where = where
+        super().__init__("%s: %s" % (where, MANIFEST_NAME))
+        self.bundle = where
 
-    def fail(self, path, problem):
-        raise BundleError("%s: %s: %s: %s; refusing it" % (self.where, MANIFEST_NAME, path, problem))
-
-    def mapping(self, value, path):
-        if not isinstance(value, dict):
-            self.fail(path, "must be a mapping, not %s" % type(value).__name__)
-        return value
-
-    def listing(self, value, path, optional=False):
-        if value is None and optional:
-            return []
-        if not isinstance(value, list):
-            self.fail(path, "must be a list, not %s" % type(value).__name__)
-        return value
-
-    def text(self, value, path, optional=False):
-        if value is None and optional:
-            return None
-        if not isinstance(value, str):
-            self.fail(path, "must be a string, not %s" % type(value).__name__)
-        return value
+    def text(self, value, path, optional=False, limit=MAX_MANIFEST, empty=True):
+        """A string (empty allowed), bounded only by the manifest's own size."""
+        return super().text(value, path, optional, limit, empty)
 
     def size(self, value, path, optional=False):
-        if value is None and optional:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            self.fail(path, "%s is not a size (a whole number >= 0)" % excerpt(value))
-        return value
-
-    def sha256(self, value, path):
-        if not isinstance(value, str) or not HEX64.match(value):
-            self.fail(path, "%s is not a sha256 (64 lowercase hex digits)" % excerpt(value))
-        return value
+        return self.count(value, path, optional, "a size (a whole number >= 0)")
 
     def member(self, value, path, prefix):
         """A normalised relative member name under ``prefix``."""
@@ -131,53 +108,48 @@ class _ManifestShape(object):
         try:
             check_member_name(value)
         except BundleError:
-            self.fail(path, "%s is not a safe member name (absolute, '..' or not normalised)" % excerpt(value))
+            self.expected(path, "a safe member name (relative, normalised, no '..')", value, show_value=True)
         if not value.startswith(prefix) or value == prefix:
-            self.fail(path, "%s is outside %s" % (excerpt(value), prefix))
+            self.expected(path, "a member under %s" % prefix, value, show_value=True)
         return value
 
     def absolute(self, value, path):
         self.text(value, path)
         if not value.startswith("/") or posixpath.normpath(value) != value or "\x00" in value or value == "/":
-            self.fail(path, "%s is not a normalised absolute path" % excerpt(value))
+            self.expected(path, "a normalised absolute path", value, show_value=True)
         return value
+
+    def install_files(self, files, path):
+        for i, f in enumerate(self.listing(files, path)):
+            where = field(path, i)
+            self.mapping(f, where)
+            self.text(f.get("member"), where + ".member", optional=True)
+            self.absolute(f.get("dest"), where + ".dest")
+            if f.get("mode") is not None:
+                self.pattern(f["mode"], where + ".mode", _MODE, "an octal mode")
+            self.sha256(f.get("sha256"), where + ".sha256")
+            self.size(f.get("size"), where + ".size", optional=True)
 
     def install(self, item, path, files):
         self.mapping(item, path)
         if self.text(item.get("artifact"), path + ".artifact") not in files:
             self.fail(path + ".artifact", "%s is not a file of the package" % excerpt(item.get("artifact")))
         for key in ("name", "kind", "arch", "version"):
-            self.text(item.get(key), "%s.%s" % (path, key), optional=key in ("arch", "version"))
-        for i, f in enumerate(self.listing(item.get("files"), path + ".files")):
-            where = "%s.files[%d]" % (path, i)
-            self.mapping(f, where)
-            self.text(f.get("member"), where + ".member", optional=True)
-            self.absolute(f.get("dest"), where + ".dest")
-            if f.get("mode") is not None and not (isinstance(f["mode"], str) and _MODE.match(f["mode"])):
-                self.fail(where + ".mode", "%s is not an octal mode" % excerpt(f["mode"]))
-            self.sha256(f.get("sha256"), where + ".sha256")
-            self.size(f.get("size"), where + ".size", optional=True)
+            self.text(item.get(key), field(path, key), optional=key in ("arch", "version"))
+        self.install_files(item.get("files"), path + ".files")
         for i, check in enumerate(self.listing(item.get("check"), path + ".check", optional=True)):
-            where = "%s.check[%d]" % (path, i)
+            where = field(path + ".check", i)
             self.mapping(check, where)
             self.absolute(check.get("binary"), where + ".binary")
             for j, arg in enumerate(self.listing(check.get("argv"), where + ".argv")):
-                self.text(arg, "%s.argv[%d]" % (where, j))
+                self.text(arg, field(where + ".argv", j))
             self.text(check.get("version"), where + ".version", optional=True)
 
-    def package(self, name, pkg, path):
-        self.mapping(pkg, path)
-        for key in ("key", "version", "file", "size", "sha256", "files"):
-            if key not in pkg:
-                self.fail(path, "%r is missing" % key)
-        self.sha256(pkg["key"], path + ".key")
-        self.text(pkg["version"], path + ".version")
-        self.member(pkg["file"], path + ".file", "packages/")
-        self.size(pkg["size"], path + ".size")
-        self.sha256(pkg["sha256"], path + ".sha256")
+    def package_files(self, name, entries, path):
+        """The package's files (each under ``<name>/``, none twice): the set of their paths."""
         files = set()
-        for i, entry in enumerate(self.listing(pkg["files"], path + ".files")):
-            where = "%s.files[%d]" % (path, i)
+        for i, entry in enumerate(self.listing(entries, path)):
+            where = field(path, i)
             self.mapping(entry, where)
             rel = self.member(entry.get("path"), where + ".path", name + "/")
             if rel in files:
@@ -185,14 +157,23 @@ class _ManifestShape(object):
             files.add(rel)
             self.size(entry.get("size"), where + ".size")
             self.sha256(entry.get("sha256"), where + ".sha256")
+        return files
+
+    def package(self, name, pkg, path):
+        self.keys(pkg, path, required=("key", "version", "file", "size", "sha256", "files"))
+        self.sha256(pkg["key"], path + ".key")
+        self.text(pkg["version"], path + ".version")
+        self.member(pkg["file"], path + ".file", "packages/")
+        self.size(pkg["size"], path + ".size")
+        self.sha256(pkg["sha256"], path + ".sha256")
+        files = self.package_files(name, pkg["files"], path + ".files")
         if pkg.get("repo") is not None:
             self.member(pkg["repo"], path + ".repo", name + "/")
-        for i, package in enumerate(self.listing(pkg.get("packages"), path + ".packages", optional=True)):
-            self.text(package, "%s.packages[%d]" % (path, i))
-        for i, item in enumerate(self.listing(pkg.get("trustedOnFirstUse"), path + ".trustedOnFirstUse", optional=True)):
-            self.text(item, "%s.trustedOnFirstUse[%d]" % (path, i))
+        for key in ("packages", "trustedOnFirstUse"):
+            for i, item in enumerate(self.listing(pkg.get(key), field(path, key), optional=True)):
+                self.text(item, field(field(path, key), i))
         for i, image in enumerate(self.listing(pkg.get("images"), path + ".images", optional=True)):
-            where = "%s.images[%d]" % (path, i)
+            where = field(path + ".images", i)
             self.mapping(image, where)
             self.text(image.get("ref"), where + ".ref")
             if self.member(image.get("path"), where + ".path", name + "/") not in files:
@@ -200,15 +181,15 @@ class _ManifestShape(object):
             self.text(image.get("format"), where + ".format", optional=True)
             self.text(image.get("digest"), where + ".digest", optional=True)
         for i, item in enumerate(self.listing(pkg.get("installs"), path + ".installs", optional=True)):
-            self.install(item, "%s.installs[%d]" % (path, i), files)
+            self.install(item, field(path + ".installs", i), files)
 
     def manifest(self, manifest):
         if not isinstance(manifest, dict):
-            raise BundleError("%s: %s is not a JSON object; refusing it" % (self.where, MANIFEST_NAME))
+            raise BundleError("%s: %s is not a JSON object; refusing it" % (self.bundle, MANIFEST_NAME))
         fmt = manifest.get("bundleFormat")
         if manifest.get("kind") != BUNDLE_KIND or isinstance(fmt, bool) or fmt != BUNDLE_FORMAT:
             raise BundleError("%s: unsupported bundle (kind %s, format %s)"
-                              % (self.where, excerpt(manifest.get("kind")), excerpt(fmt)))
+                              % (self.bundle, excerpt(manifest.get("kind")), excerpt(fmt)))
         for key in ("hash", "specDigest", "lockDigest", "distro", "signer", "sandboxImage"):
             self.text(manifest.get(key), key, optional=True)
         if manifest.get("lock") is not None:
@@ -216,9 +197,8 @@ class _ManifestShape(object):
         packages = self.mapping(manifest.get("packages"), "packages")
         seen = {}
         for name in sorted(packages, key=str):
-            if not isinstance(name, str) or not _SAFE_NAME.match(name):
-                self.fail("packages.%s" % excerpt(name, 60), "%s is not a safe add-on name" % excerpt(name))
-            path = "packages.%s" % name
+            self.pattern(name, field("packages", name), _SAFE_NAME, "a safe add-on name")
+            path = field("packages", name)
             self.package(name, packages[name], path)
             member = packages[name]["file"]
             if member in seen or member in (MANIFEST_NAME, SIGNATURE_NAME):
@@ -232,4 +212,4 @@ def check_manifest(manifest, where="bundle"):
     kind and format, every package with a safe name, a sha256 key, a version, a member file under
     ``packages/`` (each its own), a size, a sha256 and a list of files under ``<add-on>/`` (path,
     size, sha256, none twice); images, installs and repo pointing at those files. Else one line."""
-    return _ManifestShape(where).manifest(manifest)
+    return ManifestShape(where).manifest(manifest)

@@ -365,15 +365,15 @@ def _pkg(m):
 
 @pytest.mark.parametrize("mutate,message", [
     (lambda m: _pkg(m).update(files="alpha/tool"), r"packages\.alpha\.files: must be a list"),
-    (lambda m: _pkg(m)["files"][0].update(size="400"), r"files\[0\]\.size: '400' is not a size"),
-    (lambda m: _pkg(m).pop("key"), r"packages\.alpha: 'key' is missing"),
-    (lambda m: _pkg(m)["files"][0].update(path="alpha/../../etc/x"), r"files\[0\]\.path: .*not a safe member name"),
-    (lambda m: _pkg(m).update(file="/etc/passwd"), r"packages\.alpha\.file: .*not a safe member name"),
+    (lambda m: _pkg(m)["files"][0].update(size="400"), r"files\[0\]\.size: must be a size .*, not '400'"),
+    (lambda m: _pkg(m).pop("key"), r"packages\.alpha\.key: is missing"),
+    (lambda m: _pkg(m)["files"][0].update(path="alpha/../../etc/x"), r"files\[0\]\.path: .*must be a safe member name"),
+    (lambda m: _pkg(m).update(file="/etc/passwd"), r"packages\.alpha\.file: .*must be a safe member name"),
     (lambda m: m.update(packages=[]), r"packages: must be a mapping"),
-    (lambda m: m["packages"].update({"a/b": m["packages"].pop("alpha")}), r"'a/b' is not a safe add-on name"),
+    (lambda m: m["packages"].update({"a/b": m["packages"].pop("alpha")}), r"must be a safe add-on name, not 'a/b'"),
     (lambda m: _pkg(m).update(installs=[{"artifact": "alpha/tool", "name": "x", "kind": "binary",
                                          "files": [{"dest": "etc/x", "sha256": "0" * 64}]}]),
-     r"installs\[0\]\.files\[0\]\.dest: 'etc/x' is not a normalised absolute path"),
+     r"installs\[0\]\.files\[0\]\.dest: must be a normalised absolute path, not 'etc/x'"),
 ])
 def test_signed_manifest_of_the_wrong_shape_refused(tmp_path, mutate, message):
     path = str(tmp_path / "b.tar")
