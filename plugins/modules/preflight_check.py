@@ -307,8 +307,6 @@ host_preflight:
 
 import time
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostcollect, hostpreflight
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import (
     DEFAULT_INSTALL_CONFIGURES,
@@ -319,7 +317,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightgather import gather
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightinventory import run_inventory
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightjudge import judge_host
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule
 
 
 def spec_documents(p):
@@ -346,70 +344,89 @@ def spec_documents(p):
     return out
 
 
-def main():
-    received = time.time()  # the host's clock when the module starts (the action plugin timed the exchange)
-    module = AnsibleModule(
-        argument_spec={
-            "scope": {"type": "str", "choices": ["host", "inventory", "spec"], "default": "host"},
-            "roles": {"type": "list", "elements": "str", "choices": ["control_plane", "etcd", "workers"],
-                      "default": []},
-            "thresholds": {"type": "dict", "default": {}},
-            "disks": {"type": "list", "elements": "dict"},
-            "ports": {"type": "dict"},
-            "distributions": {"type": "dict"},
-            "kernel_features": {"type": "list", "elements": "str", "choices": ["ipvs", "ipip", "wireguard"],
-                                "default": []},
-            "install_configures": {"type": "list", "elements": "str", "choices": list(INSTALL_CONFIGURABLE),
-                                   "default": list(DEFAULT_INSTALL_CONFIGURES)},
-            "peers": {"type": "dict", "default": {}},
-            "peer_port": {"type": "int", "default": 22},
-            "ignore": {"type": "list", "elements": "str", "default": []},
-            "hosts": {"type": "dict", "default": {}},
-            "host_preflight": {"type": "list", "elements": "raw"},
-            "host_preflight_file": {"type": "path"},
-            "run": {"type": "str", "choices": ["install", "join", "upgrade"], "default": "install"},
-            "installer": {"type": "dict"},
-            "primary_hosts": {"type": "list", "elements": "str", "default": []},
-            "secondary_hosts": {"type": "list", "elements": "str", "default": []},
-            "networks": {"type": "dict"},
-            "etcd_disk": {"type": "dict"},
-            "max_clock_offset": {"type": "float", "default": 2.0},
-        },
-        supports_check_mode=True,
-    )
-    p = module.params
-    try:
+class PreflightCheck(MooringModule):
+    """Checks this host (scope host), the inventory's gathered hosts (scope inventory) or a host preflight spec."""
+
+    argument_spec = {
+        "scope": {"type": "str", "choices": ["host", "inventory", "spec"], "default": "host"},
+        "roles": {"type": "list", "elements": "str", "choices": ["control_plane", "etcd", "workers"],
+                  "default": []},
+        "thresholds": {"type": "dict", "default": {}},
+        "disks": {"type": "list", "elements": "dict"},
+        "ports": {"type": "dict"},
+        "distributions": {"type": "dict"},
+        "kernel_features": {"type": "list", "elements": "str", "choices": ["ipvs", "ipip", "wireguard"],
+                            "default": []},
+        "install_configures": {"type": "list", "elements": "str", "choices": list(INSTALL_CONFIGURABLE),
+                               "default": list(DEFAULT_INSTALL_CONFIGURES)},
+        "peers": {"type": "dict", "default": {}},
+        "peer_port": {"type": "int", "default": 22},
+        "ignore": {"type": "list", "elements": "str", "default": []},
+        "hosts": {"type": "dict", "default": {}},
+        "host_preflight": {"type": "list", "elements": "raw"},
+        "host_preflight_file": {"type": "path"},
+        "run": {"type": "str", "choices": ["install", "join", "upgrade"], "default": "install"},
+        "installer": {"type": "dict"},
+        "primary_hosts": {"type": "list", "elements": "str", "default": []},
+        "secondary_hosts": {"type": "list", "elements": "str", "default": []},
+        "networks": {"type": "dict"},
+        "etcd_disk": {"type": "dict"},
+        "max_clock_offset": {"type": "float", "default": 2.0},
+    }
+
+    def __init__(self):
+        self.received = time.time()  # the host's clock when the module starts (the action plugin timed the exchange)
+        super().__init__()
+
+    def failure(self, exc):
+        return {"msg": str(exc), "problems": list(getattr(exc, "problems", None) or [])}
+
+    def run(self):
+        p = self.params
         if p["scope"] == "spec":
-            variants = spec_documents(p)
-            # Each source is checked and numbered on its own, in both variants; the plan is the primary's.
-            plans = [hostpreflight.load(variants["primary"][start:end], source=source)
-                     for source, start, end in variants["sources"]]
-            for source, start, end in variants["sources"]:
-                hostpreflight.load(variants["secondary"][start:end], source=source)
-            warnings = [w for plan in plans for w in plan["warnings"]]
-            for warning in warnings:
-                module.warn(warning)
-            module.exit_json(changed=False, documents=variants["primary"], documents_secondary=variants["secondary"],
-                             unsupported=warnings, collectors=[k for plan in plans for k, _s in plan["collectors"]],
-                             analyzers=[k for plan in plans for k, _s in plan["analyzers"]])
+            return self.documents()
         cfg = settings(p["thresholds"], p["disks"], p["ports"], p["distributions"], p["kernel_features"],
                        p["ignore"], p["install_configures"], networks=p["networks"], etcd_disk=p["etcd_disk"],
                        max_clock_offset=p["max_clock_offset"])
         if p["scope"] == "inventory":
-            results, text, summary = run_inventory(p["hosts"], cfg["ignore"], cfg["max_clock_offset"])
-            module.exit_json(
-                changed=False, checks=results, report=text, report_lines=text.splitlines(),
-                failures=[{"host": h, "check": c, "message": m} for h, c, m in summary["failed"]],
-                warnings_found=[{"host": h, "check": c, "message": m} for h, c, m in summary["warnings"]],
-                configured_by_install=[{"host": h, "check": c, "message": m} for h, c, m in summary["install"]],
-                failure_lines=["%s %s: %s" % f for f in summary["failed"]],
-                warning_lines=["%s %s: %s" % w for w in summary["warnings"]],
-                summary=text.splitlines()[-1], passed=not summary["failed"])
+            return self.inventory(cfg)
+        return self.host(cfg)
+
+    def documents(self):
+        """Scope spec: the host preflight documents, checked, in both variants."""
+        variants = spec_documents(self.params)
+        # Each source is checked and numbered on its own, in both variants; the plan is the primary's.
+        plans = [hostpreflight.load(variants["primary"][start:end], source=source)
+                 for source, start, end in variants["sources"]]
+        for source, start, end in variants["sources"]:
+            hostpreflight.load(variants["secondary"][start:end], source=source)
+        warnings = [w for plan in plans for w in plan["warnings"]]
+        for warning in warnings:
+            self.module.warn(warning)
+        return dict(changed=False, documents=variants["primary"], documents_secondary=variants["secondary"],
+                    unsupported=warnings, collectors=[k for plan in plans for k, _s in plan["collectors"]],
+                    analyzers=[k for plan in plans for k, _s in plan["analyzers"]])
+
+    def inventory(self, cfg):
+        """Scope inventory: the cross-host checks and the report."""
+        results, text, summary = run_inventory(self.params["hosts"], cfg["ignore"], cfg["max_clock_offset"])
+        return dict(
+            changed=False, checks=results, report=text, report_lines=text.splitlines(),
+            failures=[{"host": h, "check": c, "message": m} for h, c, m in summary["failed"]],
+            warnings_found=[{"host": h, "check": c, "message": m} for h, c, m in summary["warnings"]],
+            configured_by_install=[{"host": h, "check": c, "message": m} for h, c, m in summary["install"]],
+            failure_lines=["%s %s: %s" % f for f in summary["failed"]],
+            warning_lines=["%s %s: %s" % w for w in summary["warnings"]],
+            summary=text.splitlines()[-1], passed=not summary["failed"])
+
+    def host(self, cfg):
+        """Scope host: gather this host's facts and judge them (plus the host preflight spec, if any)."""
+        p = self.params
         roles = host_roles(p["roles"])
         disk_paths = [d["path"] for d in cfg["disks"] if set(d["roles"]) & set(roles)]
         # The disk test writes (a temporary file, removed): not in a check run.
-        etcd_disk = cfg["etcd_disk"] if set(roles) & set(cfg["etcd_disk"]["roles"]) and not module.check_mode else None
-        facts = gather(run=module.run_command, disk_paths=disk_paths, peers=p["peers"],
+        etcd_disk = cfg["etcd_disk"] if set(roles) & set(cfg["etcd_disk"]["roles"]) and not self.check_mode else None
+        facts = gather(run=self.module.run_command, disk_paths=disk_paths, peers=p["peers"],
                        peer_port=p["peer_port"], etcd_disk=etcd_disk, distributions=cfg["distributions"])
         checks = judge_host(facts, roles, cfg)
         extra = {}
@@ -419,10 +436,12 @@ def main():
             results = hostpreflight.analyze_all(plan, got["collected"])
             checks += [{"check": r["check"], "status": r["outcome"], "message": r["message"]} for r in results]
             extra["host_preflight"] = {"results": results, "errors": got["errors"], "collected": got["collected"]}
-    except MooringError as exc:
-        module.fail_json(msg=str(exc), problems=list(getattr(exc, "problems", None) or []))
-    facts["clock"] = {"received": received, "replied": time.time()}  # the action plugin turns it into an offset
-    module.exit_json(changed=False, facts=facts, roles=roles, checks=checks, **extra)
+        facts["clock"] = {"received": self.received, "replied": time.time()}  # the action plugin turns it into an offset
+        return dict(changed=False, facts=facts, roles=roles, checks=checks, **extra)
+
+
+def main():
+    PreflightCheck().execute()
 
 
 if __name__ == "__main__":
