@@ -2,14 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """PRIVATE to mooring.cluster: air-gap bundles on the host: verify and unpack (standard library only).
 
-A bundle (built on the controller by :mod:`bundle.build`) is one uncompressed tar stream::
-
-    bundle.json              manifest: spec hash, the lock, every package and every file in it
-                             (path, size, sha256); canonical JSON, its SHA-256 is the bundle id
-    bundle.json.sig          detached Ed25519 signature (64 raw bytes) of bundle.json
-    packages/<addon>-<version>-<key12>.tar
-                             one per add-on: binaries, image archives, debs (+ a flat apt repo
-                             index), manifests and package.json
+A bundle is built on the controller by :mod:`bundle.build`; its format (one tar stream: bundle.json,
+its signature, one package per add-on) and the manifest's shape are :mod:`bundle.format`.
 
 This module is what host modules import: it needs nothing beyond Python's standard library
 (the signature is checked by the plain-integer verifier in ``common/ed25519.py``), so a host
@@ -18,7 +12,7 @@ Everything streams in fixed-size chunks.
 
 Input that is refused with one line: a bundle path that is missing, a directory, a FIFO or
 device (never opened for a blocking read), not a tar stream, or truncated; a bundle.json whose
-signature verifies but whose shape is not the one :func:`check_manifest` describes (wrong
+signature verifies but whose shape is not the one ``bundle.format.check_manifest`` describes (wrong
 types, missing keys, names with '..', files outside their package); a package member whose
 declared size differs from the signed one (checked on its header, before its data is read); a
 pax or GNU long-name header over 1 MiB, in the bundle or a package in it (every header is

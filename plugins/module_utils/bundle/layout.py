@@ -34,8 +34,7 @@ import tarfile
 import zlib
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import tarsafe
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, excerpt
 
 BIN = "/usr/local/bin"
 SBIN = "/usr/local/sbin"
