@@ -255,11 +255,10 @@ units:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import install as host_install  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ctr, host_state  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 
 _FILE = dict(
     path=dict(type="str", required=True),
@@ -272,83 +271,91 @@ _FILE = dict(
     state=dict(type="str", choices=["present", "absent"], default="present"),
 )
 
+_SECRET = dict(_FILE, content=dict(type="str", no_log=True), mode=dict(type="str", default="0600"))
 
-def main():
-    secret = dict(_FILE, content=dict(type="str", no_log=True), mode=dict(type="str", default="0600"))
-    module = AnsibleModule(
-        argument_spec=dict(
-            groups=dict(type="list", elements="dict", default=[], options=dict(
-                name=dict(type="str", required=True), system=dict(type="bool", default=True))),
-            users=dict(type="list", elements="dict", default=[], options=dict(
-                name=dict(type="str", required=True), group=dict(type="str"), home=dict(type="str"),
-                shell=dict(type="str", default="/usr/sbin/nologin"), system=dict(type="bool", default=True))),
-            directories=dict(type="list", elements="dict", default=[], options=dict(
-                path=dict(type="str", required=True), mode=dict(type="str", default="0755"),
-                owner=dict(type="str", default="root"), group=dict(type="str", default="root"))),
-            files=dict(type="list", elements="dict", default=[], options=_FILE),
-            # Only the content is secret: the paths and modes stay readable in the changes and the run report.
-            secrets=dict(type="list", elements="dict", default=[], options=secret, no_log=False),
-            sysctl=dict(type="dict", default={}),
-            sysctl_file=dict(type="str"),
-            kernel_modules=dict(type="list", elements="dict", default=[], options=dict(
-                name=dict(type="str", required=True), unless=dict(type="str"))),
-            swap_off=dict(type="bool", default=False),
-            units=dict(type="list", elements="dict", default=[], options=dict(
-                name=dict(type="str", required=True), enabled=dict(type="bool"),
-                state=dict(type="str", choices=["started", "stopped"]),
-                restart=dict(type="str", choices=["stale", "never"], default="stale"),
-                binary=dict(type="str"), files=dict(type="list", elements="str", default=[]),
-                ready=dict(type="list", elements="str"), ready_timeout=dict(type="int", default=60),
-                requires=dict(type="str"))),
-            exists=dict(type="list", elements="str", default=[]),
-            install=dict(type="dict", options=dict(
-                bundle=dict(type="dict", required=True), names=dict(type="list", elements="str", required=True),
-                optional=dict(type="list", elements="str", default=[]), arch=dict(type="str"),
-                check_versions=dict(type="bool", default=True), running_unit=dict(type="str"),
-                host=dict(type="str"))),
-            packages=dict(type="list", elements="str", default=[]),
-            images=dict(type="dict", options=dict(
-                archives=dict(type="list", elements="dict", required=True), **ctr.IMPORT_OPTIONS)),
-        ),
-        supports_check_mode=True,
+
+class HostStateModule(MooringModule):
+    """Converges this host's groups, users, directories, files, sysctl, kernel modules, units, install and images."""
+
+    argument_spec = dict(
+        groups=dict(type="list", elements="dict", default=[], options=dict(
+            name=dict(type="str", required=True), system=dict(type="bool", default=True))),
+        users=dict(type="list", elements="dict", default=[], options=dict(
+            name=dict(type="str", required=True), group=dict(type="str"), home=dict(type="str"),
+            shell=dict(type="str", default="/usr/sbin/nologin"), system=dict(type="bool", default=True))),
+        directories=dict(type="list", elements="dict", default=[], options=dict(
+            path=dict(type="str", required=True), mode=dict(type="str", default="0755"),
+            owner=dict(type="str", default="root"), group=dict(type="str", default="root"))),
+        files=dict(type="list", elements="dict", default=[], options=_FILE),
+        # Only the content is secret: the paths and modes stay readable in the changes and the run report.
+        secrets=dict(type="list", elements="dict", default=[], options=_SECRET, no_log=False),
+        sysctl=dict(type="dict", default={}),
+        sysctl_file=dict(type="str"),
+        kernel_modules=dict(type="list", elements="dict", default=[], options=dict(
+            name=dict(type="str", required=True), unless=dict(type="str"))),
+        swap_off=dict(type="bool", default=False),
+        units=dict(type="list", elements="dict", default=[], options=dict(
+            name=dict(type="str", required=True), enabled=dict(type="bool"),
+            state=dict(type="str", choices=["started", "stopped"]),
+            restart=dict(type="str", choices=["stale", "never"], default="stale"),
+            binary=dict(type="str"), files=dict(type="list", elements="str", default=[]),
+            ready=dict(type="list", elements="str"), ready_timeout=dict(type="int", default=60),
+            requires=dict(type="str"))),
+        exists=dict(type="list", elements="str", default=[]),
+        install=dict(type="dict", options=dict(
+            bundle=dict(type="dict", required=True), names=dict(type="list", elements="str", required=True),
+            optional=dict(type="list", elements="str", default=[]), arch=dict(type="str"),
+            check_versions=dict(type="bool", default=True), running_unit=dict(type="str"),
+            host=dict(type="str"))),
+        packages=dict(type="list", elements="str", default=[]),
+        images=dict(type="dict", options=dict(
+            archives=dict(type="list", elements="dict", required=True), **ctr.IMPORT_OPTIONS)),
     )
-    problem = ctr.archive_problem((module.params["images"] or {}).get("archives"), "images.archives")
-    if problem:
-        module.fail_json(msg=problem)
-    for item in module.params["files"] + module.params["secrets"]:
-        if item["content"] is None and item["state"] != "absent":
-            module.fail_json(msg="file %s: no content (src is read by the action plugin on the controller)" % item["path"])
+    errors = (MooringError, OSError)
 
-    def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"})
+    def failure(self, exc):
+        return dict(self.installed, msg=str(exc), changed=bool(self.installed["installed"]))
 
-    want = module.params["install"]
-    installed = dict(installed=[], versions={}, artifacts=[], absent=[])
-    try:
-        if want:
-            installed, problems = host_install.install(
-                want["bundle"], want["names"], run, optional=want["optional"], arch=want["arch"],
-                versions=want["check_versions"], running_unit=want["running_unit"], host=want["host"],
-                check_mode=module.check_mode)
-            if problems:
-                module.fail_json(msg="installed binaries do not match the lock: %s" % "; ".join(problems),
-                                 changed=bool(installed["installed"]), **installed)
-        out = host_state.converge(module.params, run, check_mode=module.check_mode, diff=module._diff)
-        images = module.params["images"]
+    def run(self):
+        self.installed = dict(installed=[], versions={}, artifacts=[], absent=[])
+        problem = ctr.archive_problem((self.params["images"] or {}).get("archives"), "images.archives")
+        if problem:
+            self.fail(problem)
+        for item in self.params["files"] + self.params["secrets"]:
+            if item["content"] is None and item["state"] != "absent":
+                self.fail("file %s: no content (src is read by the action plugin on the controller)" % item["path"])
+        self.install()
+        out = host_state.converge(self.params, self.command, check_mode=self.check_mode, diff=self.module._diff)
+        images = self.params["images"]
         if images:
-            found = ctr.import_archives(run, images["archives"], images["ctr"], images["address"], images["namespace"],
-                                        check_mode=module.check_mode)
+            found = ctr.import_archives(self.command, images["archives"], images["ctr"], images["address"],
+                                        images["namespace"], check_mode=self.check_mode)
             out["changes"] += ["image %s: imported" % ref for ref in found["imported"]]
             out["images"] = dict(imported=found["imported"], present=found["present"])
-    except (MooringError, OSError) as exc:
-        module.fail_json(msg=str(exc), changed=bool(installed["installed"]), **installed)
-    diffs = out.pop("diffs")
-    out["changes"] = ["file %s: installed" % dest for dest in installed["installed"]] + out["changes"]
-    result = dict(changed=bool(out["changes"]), **out)
-    result.update(installed)
-    if diffs:
-        result["diff"] = diffs
-    module.exit_json(**result)
+        diffs = out.pop("diffs")
+        out["changes"] = ["file %s: installed" % dest for dest in self.installed["installed"]] + out["changes"]
+        result = dict(changed=bool(out["changes"]), **out)
+        result.update(self.installed)
+        if diffs:
+            result["diff"] = diffs
+        return result
+
+    def install(self):
+        """The ``install`` option: artifacts from the unpacked bundle (kept in ``self.installed`` for a failure)."""
+        want = self.params["install"]
+        if not want:
+            return
+        self.installed, problems = host_install.install(
+            want["bundle"], want["names"], self.command, optional=want["optional"], arch=want["arch"],
+            versions=want["check_versions"], running_unit=want["running_unit"], host=want["host"],
+            check_mode=self.check_mode)
+        if problems:
+            self.fail("installed binaries do not match the lock: %s" % "; ".join(problems),
+                      changed=bool(self.installed["installed"]), **self.installed)
+
+
+def main():
+    HostStateModule().execute()
 
 
 if __name__ == "__main__":
