@@ -54,8 +54,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkistore i
     stale,
     write_atomic,
 )
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import missing_library
-from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt, missing_library
 
 
 def _names(value, field):

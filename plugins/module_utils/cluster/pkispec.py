@@ -17,8 +17,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.network import host_problem, service_network_problem
 
 

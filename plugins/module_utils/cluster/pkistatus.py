@@ -25,8 +25,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkicert im
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkispec import DEFAULTS, MAX_DAYS, PKIError, normalize, plan_specs
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkistore import check_tree, existing_dir, read_pem, shown
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import missing_library
-from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt, missing_library
 
 
 def inspect_pki(path):

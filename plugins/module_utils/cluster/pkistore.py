@@ -16,7 +16,7 @@ import stat
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkispec import PKIError
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
-from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
 
 # A PEM certificate or key is a few KiB; a file larger than this is not one (and is not read).
 MAX_PEM_BYTES = 1 << 20
