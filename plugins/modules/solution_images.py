@@ -135,7 +135,6 @@ images:
 
 import os  # noqa: E402
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.urls import open_url  # noqa: E402
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard  # noqa: E402
@@ -144,46 +143,60 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common.ctr import 
     ensure_images,
     manifest_url,
 )
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={
-            "images": {"type": "list", "elements": "dict", "required": True, "options": {
-                "ref": {"type": "str", "required": True},
-                "digest": {"type": "str", "required": True},
-                "file": {"type": "path"},
-            }},
-            "directory": {"type": "path"},
-            "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-            "namespace": {"type": "str", "default": "k8s.io"},
-            "address": {"type": "path", "default": "/run/containerd/containerd.sock"},
-            "ctr": {"type": "path", "default": "ctr", "aliases": ["ctr_path"]},
-            "snapshotter": {"type": "str"},
-            "push": {"type": "bool", "default": False},
-            "registry_plain_http": {"type": "bool", "default": False},
-            "registry_validate_certs": {"type": "bool", "default": True},
-        },
-        supports_check_mode=True,
-    )
-    p = module.params
-    images = [dict(i) for i in p["images"]]
-    if p["directory"]:
-        for i in images:
-            if i.get("file"):
-                i["file"] = os.path.join(p["directory"], os.path.basename(i["file"]))
-    if p["state"] == "present":
-        missing = [i["ref"] for i in images if not i.get("file")]
-        if missing:
-            module.fail_json(msg="images[].file is required with state=present (missing for %s)" % ", ".join(missing))
+class SolutionImages(MooringModule):
+    """Imports (or removes) a solution's images in containerd, and optionally pushes them."""
 
-    def registry_digest(ref):
+    argument_spec = {
+        "images": {"type": "list", "elements": "dict", "required": True, "options": {
+            "ref": {"type": "str", "required": True},
+            "digest": {"type": "str", "required": True},
+            "file": {"type": "path"},
+        }},
+        "directory": {"type": "path"},
+        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+        "namespace": {"type": "str", "default": "k8s.io"},
+        "address": {"type": "path", "default": "/run/containerd/containerd.sock"},
+        "ctr": {"type": "path", "default": "ctr", "aliases": ["ctr_path"]},
+        "snapshotter": {"type": "str"},
+        "push": {"type": "bool", "default": False},
+        "registry_plain_http": {"type": "bool", "default": False},
+        "registry_validate_certs": {"type": "bool", "default": True},
+    }
+
+    def run(self):
+        p = self.params
+        images = [dict(i) for i in p["images"]]
+        if p["directory"]:
+            for i in images:
+                if i.get("file"):
+                    i["file"] = os.path.join(p["directory"], os.path.basename(i["file"]))
+        if p["state"] == "present":
+            missing = [i["ref"] for i in images if not i.get("file")]
+            if missing:
+                self.fail("images[].file is required with state=present (missing for %s)" % ", ".join(missing))
+        out = ensure_images(
+            self.module.run_command, images, state=p["state"], ctr=p["ctr"], address=p["address"],
+            namespace=p["namespace"], snapshotter=p["snapshotter"], check_mode=self.check_mode,
+            push=p["push"], plain_http=p["registry_plain_http"],
+            skip_verify=not p["registry_validate_certs"], registry_digest=self.registry_digest,
+        )
+        result = {"changed": out["changed"], "imported": out["imported"], "removed": out["removed"],
+                  "pushed": out["pushed"], "images": out["after"]}
+        if self.module._diff:
+            result["diff"] = {"before": out["before"], "after": out["after"]}
+        return result
+
+    def registry_digest(self, ref):
+        """The digest the registry has for ``ref``; None when it has none (or cannot tell)."""
+        p = self.params
         url = manifest_url(ref, p["registry_plain_http"])
         try:
             netguard.check_url(url)
         except netguard.RouteRefused as exc:
-            module.fail_json(msg=str(exc))
+            self.fail(str(exc))
         try:
             resp = open_url(manifest_url(ref, p["registry_plain_http"]), method="HEAD",
                             headers={"Accept": MANIFEST_ACCEPT}, validate_certs=p["registry_validate_certs"],
@@ -192,20 +205,9 @@ def main():
         except Exception:  # any HTTP error (404 first of all) means: push it
             return None
 
-    try:
-        out = ensure_images(
-            module.run_command, images, state=p["state"], ctr=p["ctr"], address=p["address"],
-            namespace=p["namespace"], snapshotter=p["snapshotter"], check_mode=module.check_mode,
-            push=p["push"], plain_http=p["registry_plain_http"],
-            skip_verify=not p["registry_validate_certs"], registry_digest=registry_digest,
-        )
-    except MooringError as exc:
-        module.fail_json(msg=str(exc))
-    result = {"changed": out["changed"], "imported": out["imported"], "removed": out["removed"],
-              "pushed": out["pushed"], "images": out["after"]}
-    if module._diff:
-        result["diff"] = {"before": out["before"], "after": out["after"]}
-    module.exit_json(**result)
+
+def main():
+    SolutionImages().execute()
 
 
 if __name__ == "__main__":

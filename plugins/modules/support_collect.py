@@ -102,9 +102,8 @@ errors:
 
 import time
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostio, support
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule
 
 
 def run(argv):
@@ -115,25 +114,34 @@ def run(argv):
         return 127, "", "%s: %s" % (argv[0], exc.strerror or exc)
 
 
+class SupportCollect(MooringModule):
+    """Collects this host's support data."""
+
+    argument_spec = {
+        "units": {"type": "list", "elements": "str", "default": ["etcd", "containerd", "kubelet", "keepalived"]},
+        "since_hours": {"type": "int", "default": 24},
+        "journal_max_bytes": {"type": "int", "default": 524288},
+        "pki_dirs": {"type": "list", "elements": "path", "default": ["/etc/kubernetes/pki"]},
+        "etcd_env": {"type": "path", "default": "/etc/etcd/etcd.env"},
+        "etcd_pki_dir": {"type": "path", "default": "/etc/kubernetes/pki/etcd"},
+        "etcdctl": {"type": "path", "default": "/usr/local/bin/etcdctl"},
+        "bundle_dir": {"type": "path", "default": "/var/lib/mooring/bundles"},
+        "roles": {"type": "list", "elements": "str", "choices": ["control_plane", "etcd", "workers"], "default": []},
+    }
+    errors = ()
+
+    def __init__(self):
+        self.received = time.time()  # the host's clock when the module starts (the action plugin timed the exchange)
+        super().__init__()
+
+    def run(self):
+        got = support.collect(run, self.params)
+        got["facts"]["clock"] = {"received": self.received, "replied": time.time()}
+        return dict(changed=False, **got)
+
+
 def main():
-    received = time.time()  # the host's clock when the module starts (the action plugin timed the exchange)
-    module = AnsibleModule(
-        argument_spec={
-            "units": {"type": "list", "elements": "str", "default": ["etcd", "containerd", "kubelet", "keepalived"]},
-            "since_hours": {"type": "int", "default": 24},
-            "journal_max_bytes": {"type": "int", "default": 524288},
-            "pki_dirs": {"type": "list", "elements": "path", "default": ["/etc/kubernetes/pki"]},
-            "etcd_env": {"type": "path", "default": "/etc/etcd/etcd.env"},
-            "etcd_pki_dir": {"type": "path", "default": "/etc/kubernetes/pki/etcd"},
-            "etcdctl": {"type": "path", "default": "/usr/local/bin/etcdctl"},
-            "bundle_dir": {"type": "path", "default": "/var/lib/mooring/bundles"},
-            "roles": {"type": "list", "elements": "str", "choices": ["control_plane", "etcd", "workers"], "default": []},
-        },
-        supports_check_mode=True,
-    )
-    got = support.collect(run, module.params)
-    got["facts"]["clock"] = {"received": received, "replied": time.time()}
-    module.exit_json(changed=False, **got)
+    SupportCollect().execute()
 
 
 if __name__ == "__main__":
