@@ -31,6 +31,7 @@ DNS_WHAT = "a lower-case DNS label"
 
 
 def entries_hash(entries, spec_parts):
+    """sha256 over ``[(relative path, kind, digest)]`` and a canonical JSON of the spec sections a part ships."""
     h = hashlib.sha256()
     for rel, kind, digest in entries:
         h.update(("%s\0%s\0%s\n" % (rel, kind, digest)).encode("utf-8"))

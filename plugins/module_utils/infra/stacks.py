@@ -38,7 +38,7 @@ record files, ``csctl.yaml`` and ``node-image/image.yaml``); a stack directory m
 regular files, directories and symlinks, with printable UTF-8 names and link targets, files of at
 most :data:`stacktree.MAX_FILE_BYTES`, and no text in UTF-16/32 (a byte-order mark); the version files
 and release.yaml are written all or nothing (:func:`stacktree.commit_files`). The export renders every
-stack before it writes, and writes all or nothing (:func:`write_export`).
+stack before it writes, and writes all or nothing (:func:`stackexport.write_export`).
 """
 
 from __future__ import annotations
@@ -144,6 +144,7 @@ class Stack(object):
 
     @property
     def name(self):
+        """``<provider>-<stack>-<major-minor>``: the stack's name, and its ClusterClass names' prefix."""
         return "%s-%s-%s" % (self.provider, self.stack, self.minor_dir)
 
     def _check_kubernetes(self):
@@ -165,6 +166,7 @@ class Stack(object):
             raise StackError("stack %s is inconsistent" % self.name, problems)
 
     def spec_kubernetes(self):
+        """The Kubernetes version ``vX.Y.Z`` the stack ships (its installer spec's, else the one recorded)."""
         if self.layout != "mooring":
             return self.kubernetes
         return "v" + str(self.spec["kubernetes"]["version"]).lstrip("v")
@@ -237,6 +239,7 @@ class Stack(object):
 
     # ---- hashes
     def hashes(self):
+        """``{part: "sha256:<hex>"}`` of the stack's current content (see the module's description)."""
         if self.layout == "mooring":
             # each part is its directory (paths relative to it) plus the spec sections it ships
             spec = self.spec

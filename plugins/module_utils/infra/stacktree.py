@@ -22,6 +22,7 @@ chart), ``cluster-addon/`` (a chart, or one chart per add-on in ``cluster-addon/
 ``seed`` (``metadata.yaml`` without ``installer.yaml`` or ``csctl.yaml``; the early
 cluster-stacks ``providers/<provider>/<name>/<1-NN>/``): ``metadata.yaml`` (which also holds the
 Kubernetes version), ``cluster-class/`` and ``cluster-addon/`` Helm charts, ``node-images/``,
+``node-images.yaml``, ``cluster-addon-values.yaml``, topology files.
 """
 
 from __future__ import annotations
