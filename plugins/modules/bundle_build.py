@@ -42,6 +42,9 @@ attributes:
   diff_mode:
     support: full
     description: Shows the bundle id and the SBOM's sha256 before and after.
+extends_documentation_fragment:
+  - mooring.cluster.attributes
+  - mooring.cluster.attributes.controller
 options:
   lock:
     description: Path of the lock file (C(installer.lock.yaml)) on the controller. One of O(lock) and O(lock_data).

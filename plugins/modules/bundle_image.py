@@ -23,6 +23,8 @@ attributes:
   diff_mode:
     support: full
     description: Shows the namespace's image list before and after.
+extends_documentation_fragment:
+  - mooring.cluster.attributes
 options:
   images:
     description: Images to make present - C(ref) and C(path) (archive on the host); other keys are ignored.

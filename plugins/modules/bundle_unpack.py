@@ -29,6 +29,8 @@ attributes:
   diff_mode:
     support: full
     description: Shows the unpacked bundle directory before and after.
+extends_documentation_fragment:
+  - mooring.cluster.attributes
 options:
   src:
     description: The bundle file on the host. Needed unless O(id) is already unpacked.

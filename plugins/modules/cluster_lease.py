@@ -44,19 +44,11 @@ attributes:
     support: full
   diff_mode:
     support: none
-  action:
-    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
-    support: full
-  async:
-    description: Supports being used with the C(async) keyword.
-    support: none
   platform:
-    description: Target OS/families that can be operated against.
-    platforms: all
-    support: full
     details: runs on the controller only; the certificate paths are controller paths.
 extends_documentation_fragment:
   - mooring.cluster.attributes
+  - mooring.cluster.attributes.controller
 options:
   name:
     description: Lease name (no C(/)).

@@ -32,6 +32,9 @@ attributes:
   diff_mode:
     support: none
     description: Files are keys; no diff is shown.
+extends_documentation_fragment:
+  - mooring.cluster.attributes
+  - mooring.cluster.attributes.controller
 options:
   state:
     description: V(archived) makes the archive, V(restored) restores from it.

@@ -26,6 +26,7 @@ attributes:
     support: none
 extends_documentation_fragment:
   - mooring.cluster.attributes
+  - mooring.cluster.attributes.controller
 options:
   vip:
     description: The virtual IP (IPv4 or IPv6), the IP of the lock's C(controlPlaneEndpoint).

@@ -31,6 +31,7 @@ attributes:
     support: full
 extends_documentation_fragment:
   - mooring.cluster.attributes
+  - mooring.cluster.attributes.flow
 options:
   install:
     description:

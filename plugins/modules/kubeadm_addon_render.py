@@ -24,6 +24,7 @@ attributes:
     support: none
 extends_documentation_fragment:
   - mooring.cluster.attributes
+  - mooring.cluster.attributes.controller
 options:
   name:
     description: The add-on (C(calico), C(cilium), C(flannel), C(localPathProvisioner), C(longhorn), C(openebs),

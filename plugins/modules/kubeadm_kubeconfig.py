@@ -21,6 +21,7 @@ attributes:
     support: none
 extends_documentation_fragment:
   - mooring.cluster.attributes
+  - mooring.cluster.attributes.controller
 options:
   pki_dir:
     description: The PKI directory on the controller.

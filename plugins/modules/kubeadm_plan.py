@@ -25,6 +25,7 @@ attributes:
     support: none
 extends_documentation_fragment:
   - mooring.cluster.attributes
+  - mooring.cluster.attributes.controller
 options:
   states:
     description: Host name to the C(state) returned by M(mooring.cluster.kubeadm_state).

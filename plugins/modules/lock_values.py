@@ -23,6 +23,7 @@ attributes:
     support: none
 extends_documentation_fragment:
   - mooring.cluster.attributes
+  - mooring.cluster.attributes.controller
 options:
   path:
     description: The lock file on the controller.

@@ -40,21 +40,11 @@ attributes:
   diff_mode:
     support: full
     details: the diff lists, per created or renewed certificate, its subject and SANs before and after.
-  action:
-    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
-    support: full
-  async:
-    description: Supports being used with the C(async) keyword.
-    support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    platforms: all
-    support: full
-    details: runs on the controller only.
 requirements:
   - cryptography >= 41 (on the controller)
 extends_documentation_fragment:
   - mooring.cluster.attributes
+  - mooring.cluster.attributes.controller
 options:
   path:
     description: PKI directory on the controller; created 0700 when missing.

@@ -38,6 +38,9 @@ attributes:
   diff_mode:
     support: none
     description: Nothing is changed, so there is nothing to diff.
+extends_documentation_fragment:
+  - mooring.cluster.attributes
+  - mooring.cluster.attributes.flow
 options:
   scope:
     description:

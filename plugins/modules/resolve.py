@@ -18,6 +18,9 @@ description:
   - Runs on the controller; nothing is changed on any managed host.
 author:
   - Mooring maintainers (@mooring)
+extends_documentation_fragment:
+  - mooring.cluster.attributes
+  - mooring.cluster.attributes.controller
 options:
   src:
     description:

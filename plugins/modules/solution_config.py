@@ -21,19 +21,9 @@ attributes:
     support: full
   diff_mode:
     support: none
-  action:
-    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
-    support: full
-  async:
-    description: Supports being used with the C(async) keyword.
-    support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    platforms: all
-    support: full
-    details: runs on the controller only.
 extends_documentation_fragment:
   - mooring.cluster.attributes
+  - mooring.cluster.attributes.controller
 options:
   current:
     description: Current content of the SolutionsConfiguration file (empty when it does not exist).

@@ -26,6 +26,9 @@ attributes:
   diff_mode:
     support: none
     description: Nothing on a host is changed.
+extends_documentation_fragment:
+  - mooring.cluster.attributes
+  - mooring.cluster.attributes.controller
 options:
   hosts:
     description: Every host's registered M(mooring.cluster.support_collect) result, by inventory name.

@@ -26,6 +26,7 @@ author:
   - Mooring maintainers (@mooring)
 extends_documentation_fragment:
   - mooring.cluster.attributes.read_only
+  - mooring.cluster.attributes.flow
 options:
   units:
     description: The systemd units (without C(.service)) whose journal and state are collected.
