@@ -22,5 +22,5 @@ class ActionModule(MooringAction):
                 if old not in _WARNED:
                     _WARNED.add(old)
                     display.deprecated("the variable %s is now %s; set %s instead" % (old, new, new),
-                                       version=args["removed_in"], collection_name="mooring.cluster")
+                                       version="0.4.0", collection_name="mooring.cluster")
         return {"changed": False, "renamed": renamed, "ansible_facts": facts}

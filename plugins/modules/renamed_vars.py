@@ -11,7 +11,7 @@ description:
   - Runs on the controller; nothing is sent to the host. For each pair in O(names), when the host has the old
     variable and not the new one, sets the new one (a host fact) to the old one's value and warns, once per old
     name per run, that the old name goes away.
-  - The collection's entry playbooks run it first (P(mooring.cluster.inputs#playbook)), skipped when no old name is
+  - The collection's entry playbooks run it first (C(mooring.cluster.inputs)), skipped when no old name is
     set, so C(bundle_lock) and C(bundle_file) keep working until they are removed.
 author:
   - Mooring maintainers (@mooring)
@@ -28,10 +28,6 @@ options:
     description: Old name to new name.
     type: dict
     required: true
-  removed_in:
-    description: The collection version that drops the old names.
-    type: str
-    default: 0.4.0
 """
 
 EXAMPLES = r"""

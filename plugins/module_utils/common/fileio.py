@@ -36,6 +36,7 @@ class NotRegularFileError(_Refused):
 class TooLargeError(_Refused):
     """A file (or what was read of it) is over the bound its reader set."""
 
+
 # A name that becomes one path component: letters, digits, ".", "_", "-", "+", "~", ":" and "@";
 # not '.' or '..', no separator, at most 128 characters.
 SAFE_NAME = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9_.+~:@-]{1,128}$")

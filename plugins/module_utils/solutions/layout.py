@@ -39,7 +39,7 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
     YAML_IMPORT_ERROR = _exc
 
 try:
-    import pycdlib
+    import pycdlib  # pylint: disable=unused-import - isoread and build take it from here
 
     HAS_PYCDLIB = True
     PYCDLIB_IMPORT_ERROR = None

@@ -91,7 +91,7 @@ def _export(args):
             sys.stderr.write("warning: %s\n" % warning)
     single = len(paths) == 1
     written = stackexport.write_export(args.output, {("" if single else st.name): stackexport.export_files(export)
-                                                for st, export in rendered})
+                                                     for st, export in rendered})
     for st, export in rendered:
         names = ("%s/%s" % (o.get("kind"), o["metadata"].get("name") if isinstance(o.get("metadata"), dict) else None)
                  for o in export.objects)

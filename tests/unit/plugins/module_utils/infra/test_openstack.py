@@ -233,8 +233,8 @@ def test_user_data_allows_what_hosts_need_and_a_deny_list_refused():
     user = {"name": "ops", "groups": ["sudo", "adm"], "shell": "/bin/bash", "lock_passwd": True,
             "sudo": "ALL=(ALL) NOPASSWD:ALL", "ssh_authorized_keys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG ops@laptop"]}
     got = openstackspec.normalize(spec(user_data={"users": [user], "packages": ["chrony", "nfs-common=1:2.6.2-4"],
-                                          "sysctls": {"net.ipv4.ip_local_port_range": "1024 65535",
-                                                      "vm.max_map_count": 262144}}))
+                                                  "sysctls": {"net.ipv4.ip_local_port_range": "1024 65535",
+                                                              "vm.max_map_count": 262144}}))
     text = openstackuserdata.render_user_data(got["user_data"])
     assert "NOPASSWD:ALL" in text and "lock_passwd" in text and "1024 65535" in text
 
@@ -319,7 +319,7 @@ def test_boot_volumes_and_load_balancer_need_their_services():
     assert "boot volumes need Cinder" in problems_of(exc)
     assert "no Octavia" in problems_of(exc)
     openstackcloud.check_cloud(plan, FakeCloud(images={"debian-12"},
-                                      services={"block-storage", "load-balancer"}))
+                                               services={"block-storage", "load-balancer"}))
 
 
 # ------------------------------------------------------------------ changes and inventory
