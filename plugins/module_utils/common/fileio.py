@@ -71,12 +71,16 @@ def under_root(root, *parts):
     return path
 
 
+def _named(what, path):
+    return "%s %s" % (what, path) if what else str(path)
+
+
 def open_regular(path, what="file", flags=0, allow_empty=True):
     """``(file object, os.stat result)`` for the regular file at ``path``, opened for reading in binary.
 
     The file is opened without blocking (a FIFO or device never stalls the reader) and checked on the
     open descriptor, so nothing can be swapped in between the check and the read. A directory or
-    special file is :class:`NotRegularFileError` (``what`` names it in the message), an empty file
+    special file is :class:`NotRegularFileError` (``what``, when not empty, names it in the message), an empty file
     when not ``allow_empty`` too; a path that cannot be opened raises its own OSError. ``flags`` are
     added to the open (``os.O_NOFOLLOW`` refuses a symbolic link).
     """
@@ -84,11 +88,11 @@ def open_regular(path, what="file", flags=0, allow_empty=True):
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
-            raise NotRegularFileError(errno.EISDIR, "%s %s: is a directory, not a file" % (what, path))
+            raise NotRegularFileError(errno.EISDIR, "%s: is a directory, not a file" % _named(what, path))
         if not stat.S_ISREG(st.st_mode):
-            raise NotRegularFileError(errno.EINVAL, "%s %s: not a regular file (a FIFO, device or socket)" % (what, path))
+            raise NotRegularFileError(errno.EINVAL, "%s: not a regular file (a FIFO, device or socket)" % _named(what, path))
         if not allow_empty and st.st_size == 0:
-            raise NotRegularFileError(errno.EINVAL, "%s %s: empty file" % (what, path))
+            raise NotRegularFileError(errno.EINVAL, "%s: empty file" % _named(what, path))
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb"), st
@@ -103,10 +107,10 @@ def read_regular(path, limit, what="file", flags=0):
     handle, st = open_regular(path, what, flags)
     with handle:
         if st.st_size > limit:
-            raise TooLargeError(errno.EFBIG, "%s %s: %d bytes; the limit is %d" % (what, path, st.st_size, limit))
+            raise TooLargeError(errno.EFBIG, "%s: %d bytes; the limit is %d" % (_named(what, path), st.st_size, limit))
         data = handle.read(limit + 1)
     if len(data) > limit:
-        raise TooLargeError(errno.EFBIG, "%s %s: more than %d bytes; the limit is %d" % (what, path, limit, limit))
+        raise TooLargeError(errno.EFBIG, "%s: more than %d bytes; the limit is %d" % (_named(what, path), limit, limit))
     return data
 
 

@@ -29,9 +29,9 @@ from __future__ import annotations
 import codecs
 import errno
 import os
-import stat
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, excerpt, missing_library
 
 try:
     import yaml
@@ -47,17 +47,10 @@ MAX_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 100000
 MAX_ALIASES = 1000
-EXCERPT = 80
 
 
 class YamlInputError(MooringError):
     """A YAML input is not UTF-8, too large, too deep, expands too far, or does not parse."""
-
-
-def excerpt(value, limit=EXCERPT):
-    """``repr(value)`` cut to ``limit`` characters: what an error message may quote."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def decode(data, name):
@@ -76,34 +69,20 @@ def decode(data, name):
 
 
 def read_bytes(path, max_bytes=MAX_BYTES):
-    """The bytes of a regular file, at most ``max_bytes``.
+    """The bytes of a regular file, at most ``max_bytes`` (:func:`fileio.read_regular`).
 
     A file that cannot be opened or read raises its ``OSError`` (``IsADirectoryError`` for a
     directory), for the caller to word; a special file (FIFO, device, socket: never opened for
     a blocking read) or one larger than ``max_bytes`` is a :class:`YamlInputError`.
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
-        if not stat.S_ISREG(st.st_mode):
-            raise YamlInputError("%s: not a regular file" % path)
-        if st.st_size > max_bytes:
-            raise YamlInputError("%s: %d bytes; the limit is %d" % (path, st.st_size, max_bytes))
-        chunks = []
-        size = 0
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > max_bytes:
-                raise YamlInputError("%s: more than %d bytes" % (path, max_bytes))
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+        return fileio.read_regular(path, max_bytes, what="")
+    except fileio.NotRegularFileError as exc:
+        if exc.errno == errno.EISDIR:
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path) from None
+        raise YamlInputError("%s: not a regular file" % path) from None
+    except fileio.TooLargeError as exc:
+        raise YamlInputError(str(exc)) from None
 
 
 class _Bounds(object):
