@@ -39,7 +39,8 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
     YAML_IMPORT_ERROR = _exc
 
 try:
-    import pycdlib  # pylint: disable=unused-import - isoread and build take it from here
+    # isoread and build take pycdlib from here
+    import pycdlib  # pylint: disable=unused-import
 
     HAS_PYCDLIB = True
     PYCDLIB_IMPORT_ERROR = None
