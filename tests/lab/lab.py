@@ -408,10 +408,57 @@ def ensure_network(name):
             if s.get("subnet") == subnet:
                 raise LabError("subnet %s for lab %r is already used by network %s; remove that lab "
                                "or set MOORING_LAB_SUBNET_INDEX to a free 10-249" % (subnet, name, other["name"]))
+    release_stale_bridge(name, subnet)
     podman("network", "create", "--internal", "--driver", "bridge", "--subnet", subnet, "--gateway", prefix + ".1",
            "--label", "mooring.lab=" + name, "--label", "mooring.lab.network=" + NETWORK_VERSION, net)
     name_bridge(net, bridge_name(name))
     return net
+
+
+def _interface_holding(subnet):
+    """The host interface with an IPv4 address in SUBNET, or None."""
+    net = ipaddress.ip_network(subnet)
+    for link in json.loads(run(["ip", "-j", "-4", "addr", "show"]).stdout or "[]"):
+        for addr in link.get("addr_info") or []:
+            if ipaddress.ip_address(addr.get("local", "0.0.0.0")) in net:
+                return link["ifname"]
+    return None
+
+
+def release_stale_bridge(name, subnet):
+    """Free SUBNET on the host when a lab run that was killed left its bridge behind.
+
+    A lab run under another MOORING_CACHE_DIR keeps its networks in that cache, so podman here
+    does not list them; when such a run is killed, netavark never tears down and the bridge
+    ``mlabX`` stays on the host with its address and the veths of namespaces no process uses
+    any more. podman then refuses the subnet. The bridge is removed only if no process runs in
+    any namespace attached to it; a live lab, or an interface that is not this lab's bridge,
+    is refused with what to do.
+    """
+    iface = _interface_holding(subnet)
+    if iface is None:
+        return
+    if iface != bridge_name(name):
+        raise LabError("subnet %s for lab %r is held by host interface %s, which is not a lab bridge: "
+                       "set MOORING_LAB_SUBNET_INDEX to a free 10-249" % (subnet, name, iface))
+    ports = json.loads(run(["ip", "-j", "link", "show", "master", iface]).stdout or "[]")
+    spaces = {int(m.group(2)): m.group(1)
+              for m in re.finditer(r"^(\S+) \(id: (\d+)\)", run(["ip", "netns", "list"]).stdout, re.M)}
+    stale = []
+    for port in ports:
+        space = spaces.get(port.get("link_netnsid"))
+        pids = run(["ip", "netns", "pids", space]).stdout.split() if space else ["(unknown)"]
+        if pids:
+            raise LabError("subnet %s for lab %r is held by bridge %s of a running lab (port %s, processes %s): "
+                           "take that lab down (lab.py down %s under its MOORING_CACHE_DIR) or set "
+                           "MOORING_LAB_SUBNET_INDEX to a free 10-249"
+                           % (subnet, name, iface, port.get("ifname"), " ".join(pids[:5]), name))
+        stale.append(space)
+    for space in stale:
+        run(["ip", "netns", "delete", space])
+    run(["ip", "link", "delete", iface])
+    log("removed bridge %s (%s) and %d network namespaces with no process in them, left by a lab run "
+        "that was killed" % (iface, subnet, len(stale)))
 
 
 def name_bridge(net, bridge):

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -308,3 +309,70 @@ def test_a_network_made_by_an_older_lab_is_recreated(monkeypatch):
         assert info["network_interface"] == "mlab250"
     finally:
         lab.podman("network", "rm", "-f", net, check=False)
+
+
+STALE_INDEX = "252"  # outside the labs' 10..249
+STALE_BRIDGE = "mlab" + STALE_INDEX
+STALE_SUBNET = "10.89.%s.0/24" % STALE_INDEX
+STALE_NS = "mooring-selftest-stale"
+
+
+def _ip(*args, check=True):
+    return subprocess.run(["ip", *args], capture_output=True, text=True, check=check)
+
+
+@pytest.fixture()
+def stale_bridge(monkeypatch):
+    """A real bridge with the lab's name and gateway address and a veth into a namespace with no
+    process in it: what a lab run under another MOORING_CACHE_DIR leaves when it is killed."""
+    monkeypatch.setenv("MOORING_LAB_SUBNET_INDEX", STALE_INDEX)
+
+    def clean():
+        _ip("link", "del", STALE_BRIDGE, check=False)
+        _ip("link", "del", "mtest" + STALE_INDEX, check=False)
+        _ip("netns", "del", STALE_NS, check=False)
+    clean()
+    _ip("netns", "add", STALE_NS)
+    _ip("link", "add", STALE_BRIDGE, "type", "bridge")
+    _ip("addr", "add", "10.89.%s.1/24" % STALE_INDEX, "dev", STALE_BRIDGE)
+    _ip("link", "add", "mtestveth0", "type", "veth", "peer", "name", "eth0", "netns", STALE_NS)
+    _ip("link", "set", "mtestveth0", "master", STALE_BRIDGE, "up")
+    _ip("link", "set", STALE_BRIDGE, "up")
+    yield STALE_BRIDGE
+    clean()
+
+
+@needs_root
+def test_a_killed_runs_bridge_is_removed(stale_bridge):
+    lab.release_stale_bridge("selftest-stale", STALE_SUBNET)
+    assert _ip("link", "show", stale_bridge, check=False).returncode != 0
+    assert STALE_NS not in _ip("netns", "list").stdout
+    lab.release_stale_bridge("selftest-stale", STALE_SUBNET)  # nothing left: a no-op
+
+
+@needs_root
+def test_a_live_labs_bridge_is_refused_and_kept(stale_bridge):
+    proc = subprocess.Popen(["ip", "netns", "exec", STALE_NS, "sleep", "60"])
+    try:
+        for _ in range(50):  # until the process is in the namespace
+            if _ip("netns", "pids", STALE_NS).stdout.split():
+                break
+            time.sleep(0.1)
+        with pytest.raises(lab.LabError) as exc:
+            lab.release_stale_bridge("selftest-stale", STALE_SUBNET)
+        assert "of a running lab" in str(exc.value) and str(proc.pid) in str(exc.value)
+        assert _ip("link", "show", stale_bridge, check=False).returncode == 0
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@needs_root
+def test_an_interface_that_is_not_the_labs_bridge_is_refused(stale_bridge):
+    _ip("link", "del", stale_bridge)
+    _ip("link", "add", "mtest" + STALE_INDEX, "type", "bridge")
+    _ip("addr", "add", "10.89.%s.7/24" % STALE_INDEX, "dev", "mtest" + STALE_INDEX)
+    with pytest.raises(lab.LabError) as exc:
+        lab.release_stale_bridge("selftest-stale", STALE_SUBNET)
+    assert "mtest%s, which is not a lab bridge" % STALE_INDEX in str(exc.value)
+    assert _ip("link", "show", "mtest" + STALE_INDEX, check=False).returncode == 0
