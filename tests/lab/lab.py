@@ -59,8 +59,13 @@ CACHE = Path(os.environ.get("MOORING_CACHE_DIR", "/var/cache/mooring")) / "lab"
 # The default cache keeps the runroot it always had; any other cache gets its own.
 DEFAULT_CACHE = Path("/var/cache/mooring/lab")
 RUNROOT = Path("/run/mooring-lab")
+# Rootful podman keeps one address database for the machine (/run/containers/networks/ipam.db),
+# keyed by network name: a cache's networks get their own names, or a run of another cache that
+# was killed (no teardown) keeps this lab's addresses allocated.
+CACHE_TAG = ""
 if str(CACHE) != str(DEFAULT_CACHE):
-    RUNROOT = RUNROOT / ("cache-" + hashlib.sha256(str(CACHE.resolve()).encode()).hexdigest()[:12])
+    CACHE_TAG = hashlib.sha256(str(CACHE.resolve()).encode()).hexdigest()[:12]
+    RUNROOT = RUNROOT / ("cache-" + CACHE_TAG)
 APT_PACKAGES = ["podman", "runc", "netavark", "aardvark-dns", "debootstrap", "buildah", "skopeo", "busybox-static",
                 "openssh-client", "iproute2", "iptables",  # netavark sets up its bridges with iptables
                 "libfaketime"]  # the preflight scenario's clock-skew stand-in (hosts share the kernel's clock)
@@ -201,7 +206,8 @@ def lab_prefix(name):
 
 
 def network_name(name):
-    return "mooring-%s" % name
+    """``mooring-NAME`` in the default cache, ``mooring-NAME-<cache hash>`` in any other."""
+    return "mooring-%s" % name + ("-" + CACHE_TAG[:8] if CACHE_TAG else "")
 
 
 def host_name(name, i):
@@ -433,7 +439,8 @@ def release_stale_bridge(name, subnet):
     ``mlabX`` stays on the host with its address and the veths of namespaces no process uses
     any more. podman then refuses the subnet. The bridge is removed only if no process runs in
     any namespace attached to it; a live lab, or an interface that is not this lab's bridge,
-    is refused with what to do.
+    is refused with what to do. The namespaces stay: the other cache's podman still records
+    them, and its ``lab.py down`` removes them with its containers.
     """
     iface = _interface_holding(subnet)
     if iface is None:
@@ -444,7 +451,7 @@ def release_stale_bridge(name, subnet):
     ports = json.loads(run(["ip", "-j", "link", "show", "master", iface]).stdout or "[]")
     spaces = {int(m.group(2)): m.group(1)
               for m in re.finditer(r"^(\S+) \(id: (\d+)\)", run(["ip", "netns", "list"]).stdout, re.M)}
-    stale = []
+    stale = 0
     for port in ports:
         space = spaces.get(port.get("link_netnsid"))
         pids = run(["ip", "netns", "pids", space]).stdout.split() if space else ["(unknown)"]
@@ -453,12 +460,10 @@ def release_stale_bridge(name, subnet):
                            "take that lab down (lab.py down %s under its MOORING_CACHE_DIR) or set "
                            "MOORING_LAB_SUBNET_INDEX to a free 10-249"
                            % (subnet, name, iface, port.get("ifname"), " ".join(pids[:5]), name))
-        stale.append(space)
-    for space in stale:
-        run(["ip", "netns", "delete", space])
+        stale += 1
     run(["ip", "link", "delete", iface])
-    log("removed bridge %s (%s) and %d network namespaces with no process in them, left by a lab run "
-        "that was killed" % (iface, subnet, len(stale)))
+    log("removed bridge %s (%s), left by a lab run that was killed: no process in the %d network namespaces "
+        "attached to it (take that run's lab down under its MOORING_CACHE_DIR to free them)" % (iface, subnet, stale))
 
 
 def name_bridge(net, bridge):
