@@ -426,7 +426,7 @@ def _interface_holding(subnet):
     net = ipaddress.ip_network(subnet)
     for link in json.loads(run(["ip", "-j", "-4", "addr", "show"]).stdout or "[]"):
         for addr in link.get("addr_info") or []:
-            if ipaddress.ip_address(addr.get("local", "0.0.0.0")) in net:
+            if "local" in addr and ipaddress.ip_address(addr["local"]) in net:
                 return link["ifname"]
     return None
 
