@@ -9,6 +9,7 @@ import os
 
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.images import export_images
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.k8s import render_crds
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.operatordeploy import rendered_manifests
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.validate import validate_archive
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
@@ -17,7 +18,8 @@ class ActionModule(MooringAction):
     def act(self, args, task_vars):
         args = json.loads(json.dumps(args))  # plain Python types (no templating tags) for the backends
         summary = validate_archive(args["path"], pubkey_path=args["pubkey"],
-                                   require_signature=args["require_signature"])
+                                   require_signature=args["require_signature"], sha256sum=args["sha256sum"],
+                                   trusted_sha256=args["trusted_sha256"], require_trust=args["require_trust"])
         images, changed = [], False
         if args["export_dir"]:
             dest = os.path.join(args["export_dir"], "%s-%s" % (summary["name"], summary["version"]))
@@ -31,9 +33,12 @@ class ActionModule(MooringAction):
             "archive_sha256": summary["archive_sha256"],
             "signed": summary["signed"],
             "signature_verified": summary["signature_verified"],
+            "flavour": summary["flavour"],
+            "trust": summary["trust"],
             "warnings_archive": summary["warnings"],
             "images": [{"ref": i["ref"], "digest": i["digest"], "file": i["file"]} for i in images],
             "image_names": ["%s:%s" % (i["name"], i["tag"]) for i in summary["images"]],
             "crds": render_crds(summary),
+            "operator_rendered": rendered_manifests(summary, args["image_prefix"]),
             "solution": summary,
         }

@@ -20,6 +20,12 @@ description:
   - With O(export_dir), writes one OCI archive per image under C(<export_dir>/<name>-<version>/), its
     C(index.json) annotated so that C(ctr images import) names the image
     C(<image_prefix>/<name>-<version>/<image>:<tag>). Files already there with the same content are kept.
+  - A MetalK8s Solution ISO (C(apiVersion: solutions.metalk8s.scality.com/v1alpha1), images in skopeo's
+    C(dir:) format, C({{ repository }}) in its operator manifests) is read as MetalK8s builds it; it has no
+    signature inside, so it needs a trust anchor: a C(SHA256SUM) file beside it (or O(sha256sum)) listing
+    its SHA-256, or O(trusted_sha256).
+  - With O(require_trust), every archive needs a trust anchor (a verified signature, a checksum file or
+    O(trusted_sha256)); the one used is returned in RV(trust) and recorded with the import.
   - Hosts only ever receive what passed this validation.
 author:
   - Mooring maintainers (@mooring)
@@ -45,6 +51,19 @@ options:
     description: Refuse an archive whose signature is absent or not verified with O(pubkey).
     type: bool
     default: true
+  sha256sum:
+    description:
+      - C(sha256sum) output listing the archive's file name with its SHA-256. Default, when an anchor is
+        needed, a C(SHA256SUM) file beside the archive (read only if it exists).
+      - A checksum file that lists the archive with another digest refuses it.
+    type: path
+  trusted_sha256:
+    description: The archive's SHA-256 (64 lowercase hex digits), named as trusted by the administrator.
+    type: str
+  require_trust:
+    description: Refuse an archive that no anchor (signature, checksum file, O(trusted_sha256)) trusts.
+    type: bool
+    default: false
   export_dir:
     description: Controller directory for the exported image archives; nothing is exported when unset.
     type: path
@@ -103,6 +122,16 @@ images:
   type: list
   elements: dict
   sample: [{ref: solutions.mooring.local/example-1.0.0/example-app:1.0.0, digest: "sha256:6787...", file: /c/example-app_1.0.0.oci.tar}]
+flavour:
+  description: C(mooring) or C(metalk8s) (the archive's format).
+  returned: success
+  type: str
+  sample: metalk8s
+trust:
+  description: The anchor that trusts the archive (C(kind) is C(signature), C(sha256sum) or C(named)), or null.
+  returned: success
+  type: dict
+  sample: {kind: sha256sum, detail: /srv/solutions/SHA256SUM}
 image_names:
   description: The images of C(spec.images) as C(name:tag).
   returned: success
@@ -111,6 +140,13 @@ image_names:
   sample: [example-operator:1.0.0, example-app:1.0.0]
 crds:
   description: The CustomResourceDefinitions of this version, labelled, ready to apply when it is activated.
+  returned: success
+  type: list
+  elements: dict
+operator_rendered:
+  description:
+    - The operator's objects as this cluster runs them, every image named under O(image_prefix)
+      (C(<image_prefix>/<name>-<version>/<image>:<tag>)) and C({{ repository }}) filled in; no namespace.
   returned: success
   type: list
   elements: dict

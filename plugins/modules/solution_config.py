@@ -57,6 +57,9 @@ options:
         type: list
         elements: str
         default: []
+      trust:
+        description: The anchor that trusted the archive (C(kind), C(detail)), recorded with it.
+        type: dict
 """
 
 EXAMPLES = r"""

@@ -155,6 +155,8 @@ def update_config(config, action, name, version=None, archive=None):
             raise SolutionError("import: the archive path and sha256 are required")
         entry = {"name": name, "version": version, "path": archive["path"], "sha256": archive["sha256"],
                  "images": sorted(archive.get("images") or [])}
+        if archive.get("trust"):
+            entry["trust"] = archive["trust"]
         if entries and entries[0] != entry:
             if entries[0]["sha256"] != entry["sha256"]:
                 raise SolutionError(

@@ -126,15 +126,35 @@ def check_manifest_data(data):
         if key in seen:
             shape.collect(problems, shape.fail, "spec.images[%d]" % i, "%s:%s is listed twice" % key)
         seen.add(key)
+    check_listing(shape, problems, data["metadata"]["name"], spec)
+    return problems
+
+
+def check_listing(shape, problems, name, spec):
+    """What a manifest's shape cannot say, into ``problems``: the operator image is listed in
+    spec.images, and every name that becomes a path is one safe path component."""
     op = spec["operator"]["image"]
-    if (op["name"], op["tag"]) not in seen:
+    if (op["name"], op["tag"]) not in {(i["name"], i["tag"]) for i in spec["images"]}:
         shape.collect(problems, shape.fail, "spec.operator.image",
                       "%s:%s is not listed in spec.images; list it there too" % (op["name"], op["tag"]))
     try:  # what becomes a path: <name>-<version>, images/<name>/<tag>, <name>_<tag>.oci.tar
-        fileio.safe_name("%s-%s" % (data["metadata"]["name"], spec["version"]), "solution name and version")
+        fileio.safe_name("%s-%s" % (name, spec["version"]), "solution name and version")
         for img in spec["images"]:
             for part in img["name"].split("/") + [img["tag"]]:
                 fileio.safe_name(part, "image name or tag")
     except fileio.PathEscapeError as exc:
         shape.collect(problems, shape.fail, "", str(exc))
-    return problems
+
+
+def normalised(data):
+    """The normalised manifest (the form every later stage reads, for every flavour) of a valid
+    mooring manifest: flavour, metadata (name, labels, annotations, display_name) and spec."""
+    meta, spec = data["metadata"], data["spec"]
+    annotations = dict(meta.get("annotations") or {})
+    return {
+        "flavour": "mooring",
+        "metadata": {"name": meta["name"], "labels": {}, "annotations": annotations,
+                     "display_name": annotations.get(DISPLAY_NAME_ANNOTATION, meta["name"])},
+        "spec": {"version": spec["version"], "images": [dict(i) for i in spec["images"]],
+                 "operator": {"image": dict(spec["operator"]["image"])}},
+    }

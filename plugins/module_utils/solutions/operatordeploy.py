@@ -11,6 +11,7 @@ of a workload are shared with :mod:`solutions.k8s`.
 
 from __future__ import annotations
 
+import copy
 import posixpath
 import re
 
@@ -18,6 +19,8 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common import imag
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import CLUSTER_SCOPED_REFUSED, MAX_OPERATOR_FILE_BYTES, OPERATOR_DIR, shown
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import metalk8s
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.images import image_ref, repository
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import IMAGE_NAME_RE, TAG_RE
 
 
@@ -93,12 +96,18 @@ class OperatorChecks:
 
     def operator_file(self, path):
         """The acceptable documents of one file under operator/ (none when the file is refused)."""
-        if posixpath.dirname(path) != OPERATOR_DIR or not path.endswith((".yaml", ".yml")):
-            self.bad(path, "unexpected file; only operator/deploy/*.yaml is allowed under operator/")
+        dirs = (OPERATOR_DIR, metalk8s.CRDS_DIR) if self.flavour == "metalk8s" else (OPERATOR_DIR,)
+        if posixpath.dirname(path) not in dirs or not path.endswith((".yaml", ".yml")):
+            self.bad(path, "unexpected file; only %s is allowed under operator/"
+                     % " and ".join("%s/*.yaml" % d for d in dirs))
             return []
         raw = self.read(path, MAX_OPERATOR_FILE_BYTES)
         if raw is None:
             return []
+        if self.flavour == "metalk8s":
+            raw = self.rendered(path, raw)
+            if raw is None:
+                return []
         try:  # Kubernetes YAML may use anchors: bounded by the expanded-size budget
             loaded = yamlio.load(raw, path, multi=True, max_bytes=MAX_OPERATOR_FILE_BYTES, max_nodes=500000)
         except yamlio.YamlInputError as exc:
@@ -109,9 +118,23 @@ class OperatorChecks:
             problem = _object_problem(doc)
             if problem:
                 self.problems.append("%s: document %d: %s" % (shown(path), n + 1, problem))
+            elif posixpath.dirname(path) == metalk8s.CRDS_DIR and doc["kind"] != "CustomResourceDefinition":
+                self.warnings.append("%s: document %d (%s %s): a sample custom resource, carried, never applied"
+                                     % (shown(path), n + 1, excerpt(doc["kind"]), excerpt(doc["metadata"]["name"])))
             else:
                 docs.append((path, n + 1, doc))
         return docs
+
+    def rendered(self, path, raw):
+        """A MetalK8s operator file with ``{{ repository }}`` rendered (None, reported, when it cannot be)."""
+        try:
+            text, problem = metalk8s.render_repository(raw.decode("utf-8"), shown(path))
+        except UnicodeDecodeError:
+            text, problem = None, "%s: not UTF-8 text" % shown(path)
+        if problem:
+            self.problems.append(problem)
+            return None
+        return text.encode("utf-8")
 
     def operator_images(self, manifest, docs):
         """Every container of ``docs`` runs an image listed in the manifest; one of them the operator's."""
@@ -121,21 +144,41 @@ class OperatorChecks:
         for path, n, doc in docs:
             for c in containers_of(doc):
                 ref = c.get("image")
-                parsed = parse_image_ref(ref)
+                parsed = parse_image_ref(metalk8s.without_repository(ref))
+                if parsed is not None and ref != metalk8s.without_repository(ref):
+                    c["image"] = "%s:%s" % parsed  # rendered again with the repository it is imported under
                 where = "%s: document %d (%s %s), container %s" % (
                     shown(path), n, doc["kind"], doc["metadata"]["name"], excerpt(c.get("name")))
+                written = metalk8s.fill_repository(ref, "{{ repository }}")
                 if parsed is None:
                     self.problems.append(
-                        "%s: image %s must be written NAME:TAG with no registry "
-                        "(the repository is set when the archive is imported)" % (where, excerpt(ref)))
+                        "%s: image %s must be written %sNAME:TAG with no registry (the repository is set when "
+                        "the archive is imported)" % (where, excerpt(written),
+                                                      "{{ repository }}/" if self.flavour == "metalk8s" else ""))
                 elif parsed not in listed:
                     self.problems.append(
-                        "%s: image %s is not listed in manifest.yaml spec.images" % (where, shown(ref)))
+                        "%s: image %s is not listed in manifest.yaml spec.images" % (where, shown(written)))
                 elif parsed == (op["name"], op["tag"]):
                     used_operator = True
         if docs and not used_operator:
             self.bad(OPERATOR_DIR, "no container runs the operator image %s:%s from spec.operator.image"
                      % (op["name"], op["tag"]))
+
+
+def rendered_manifests(summary, prefix):
+    """The operator's objects of a validated ``summary`` as this cluster runs them: every container
+    image ``<prefix>/<name>-<version>/NAME:TAG`` and ``{{ repository }}`` filled in (no namespace,
+    no environment: what an import stores for inspection; :mod:`solutions.k8s` renders environments)."""
+    name, version = summary["name"], summary["version"]
+    out = []
+    for doc in summary["operator"]["manifests"]:
+        obj = metalk8s.fill_repository(copy.deepcopy(doc), repository(prefix, name, version))
+        for c in containers_of(obj):
+            parsed = parse_image_ref(c.get("image"))
+            if parsed is not None:
+                c["image"] = image_ref(prefix, name, version, parsed[0], parsed[1])
+        out.append(obj)
+    return out
 
 
 def _object_problem(doc):

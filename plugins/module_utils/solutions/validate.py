@@ -38,7 +38,8 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout i
     safe_path,
     shown,
 )
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import DISPLAY_NAME_ANNOTATION, check_manifest_data
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import metalk8s, trust
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import check_listing, check_manifest_data, normalised
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.oci import ImageChecks
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.operatordeploy import OperatorChecks
 
@@ -56,6 +57,8 @@ class _ArchiveFiles:
         self.dirs = set()
         self.digests = {}  # path -> sha256 hex (computed)
         self.cache = {}  # path -> bytes (small files read)
+        self.members = []  # safe paths of files and directories, in archive order
+        self.flavour = "mooring"  # or "metalk8s", from manifest.yaml's apiVersion
 
     def bad(self, path, message):
         self.problems.append("%s: %s" % (shown(path), message))
@@ -96,10 +99,7 @@ class _ArchiveFiles:
             if e.kind == "sparse":
                 self.bad(path, "sparse files are not allowed in a solution archive; store a regular file")
                 continue
-            top = path.split("/", 1)[0]
-            if top not in TOP_LEVEL:
-                self.bad(path, "unexpected entry at the archive root (allowed: %s)" % ", ".join(sorted(TOP_LEVEL)))
-                continue
+            self.members.append(path)
             parts = path.split("/")
             for i in range(1, len(parts)):
                 self.dirs.add("/".join(parts[:i]))
@@ -111,6 +111,14 @@ class _ArchiveFiles:
         for name in (MANIFEST, SUMS, SIGNATURE):
             if name in self.dirs:
                 self.bad(name, "must be a file, not a directory")
+
+    def top_level(self):
+        """Nothing at the root but the flavour's entries (known once the manifest was read)."""
+        allowed = metalk8s.TOP_LEVEL if self.flavour == "metalk8s" else TOP_LEVEL
+        for path in self.members:
+            if path.split("/", 1)[0] not in allowed:
+                self.bad(path, "unexpected entry at the archive root (allowed: %s)" % ", ".join(sorted(allowed)))
+                self.files.pop(path, None)
 
     def read(self, path, limit):
         if path in self.cache:
@@ -153,9 +161,36 @@ class _ManifestChecks:
         except yamlio.YamlInputError as exc:
             self.problems.append(str(exc))
             return None
+        if metalk8s.is_metalk8s(data):
+            self.flavour = "metalk8s"
+            return self.metalk8s_manifest(data)
         problems = check_manifest_data(data)  # each "manifest.yaml: FIELD: ..."
         self.problems.extend(problems)
-        return None if problems else data
+        return None if problems else normalised(data)
+
+    def metalk8s_manifest(self, data):
+        """MetalK8s's manifest, normalised with MetalK8s's defaults (None when it is invalid)."""
+        shape = metalk8s.MetalK8sManifestShape()
+        problems = shape.problems(data, self.warnings)
+        if not problems:
+            manifest = metalk8s.normalise(data, image_dirs(self.files))
+            check_listing(shape, problems, manifest["metadata"]["name"], manifest["spec"])
+        self.problems.extend(problems)
+        return None if problems else manifest
+
+    def product(self, manifest):
+        """product.txt of a MetalK8s archive, for display (``{KEY: VALUE}``; warnings when it disagrees)."""
+        if metalk8s.PRODUCT not in self.files:
+            return {}
+        raw = self.read(metalk8s.PRODUCT, metalk8s.MAX_PRODUCT_BYTES)
+        if raw is None:
+            return {}
+        info, warnings = metalk8s.parse_product(raw)
+        self.warnings.extend(warnings)
+        if manifest is not None and info.get("VERSION") not in (None, manifest["spec"]["version"]):
+            self.warnings.append("%s: VERSION=%s, manifest.yaml says %s (the manifest is used)"
+                                 % (metalk8s.PRODUCT, excerpt(info["VERSION"]), manifest["spec"]["version"]))
+        return info
 
     # -- checksums and signature -------------------------------------------------------
     def checksums(self):
@@ -216,12 +251,37 @@ class _Validation(_ArchiveFiles, _ManifestChecks, ImageChecks, OperatorChecks):
     """One archive's validation: the checks above over shared state (files, digests, problems)."""
 
 
-def validate_archive(path, pubkey_path=None, require_signature=False):
+def _anchor(v, path, archive_sha256, pubkey, sha256sum, trusted_sha256, required):
+    """The trust anchor of a validated archive (a problem when one is required and none holds).
+
+    Checksum files are read only when an anchor is required or named (``mooring solution build``
+    validates its own output without one)."""
+    verified = pubkey is not None and SIGNATURE in v.files
+    if not (required or sha256sum or trusted_sha256):
+        return trust.decide(path, archive_sha256, verified, sums_path=None, trusted_sha256=None,
+                            sidecar=False)
+    try:
+        anchor = trust.decide(path, archive_sha256, verified, sums_path=sha256sum, trusted_sha256=trusted_sha256)
+    except SolutionError as exc:
+        v.problems.append(str(exc))
+        return None
+    if anchor is None and required and not v.problems:
+        v.problems.append(trust.NO_ANCHOR % archive_sha256)
+    return anchor
+
+
+def validate_archive(path, pubkey_path=None, require_signature=False, sha256sum=None, trusted_sha256=None,
+                     require_trust=False):
     """Validate the archive at ``path``; return a summary dict, or raise :class:`SolutionError`.
 
     Checks the layout, manifest schema, checksums (every file listed, none extra, none
     missing), the Ed25519 signature (when ``pubkey_path`` is given, or required),
     every listed image as a valid OCI layout, and every image the operator manifests use.
+    A MetalK8s archive (:mod:`solutions.metalk8s`) has no checksums or signature inside: it needs
+    a trust anchor (:mod:`solutions.trust`: a ``SHA256SUM`` beside it or ``sha256sum``, or
+    ``trusted_sha256``), as every archive does with ``require_trust``. The summary's ``trust``
+    says which anchor trusted it (None: none did, allowed for a mooring archive without
+    ``require_trust``).
     """
     require(HAS_YAML, "PyYAML", YAML_IMPORT_ERROR)
     pubkey = load_public_key(pubkey_path) if pubkey_path else None
@@ -235,11 +295,17 @@ def validate_archive(path, pubkey_path=None, require_signature=False):
         v = _Validation(reader, pubkey, require_signature)
         v.structure()
         manifest = v.manifest()
-        v.checksums()
+        v.top_level()
+        if v.flavour == "mooring":
+            v.checksums()
+        product = v.product(manifest) if v.flavour == "metalk8s" else {}
         digests = v.images(manifest)
         docs = v.operator(manifest)
     finally:
         reader.close()
+    archive_sha256 = file_sha256(path)
+    anchor = _anchor(v, path, archive_sha256, pubkey, sha256sum, trusted_sha256,
+                     require_trust or v.flavour == "metalk8s")
     if v.problems:
         listed = ["%s: %s" % (path, p) for p in v.problems[:MAX_PROBLEMS_SHOWN]]
         if len(v.problems) > MAX_PROBLEMS_SHOWN:
@@ -253,15 +319,20 @@ def validate_archive(path, pubkey_path=None, require_signature=False):
     return {
         "name": meta["name"],
         "version": spec["version"],
-        "display_name": (meta.get("annotations") or {}).get(DISPLAY_NAME_ANNOTATION, meta["name"]),
+        "display_name": meta["display_name"],
+        "flavour": v.flavour,
+        "labels": meta["labels"],
         "format": reader.format,
         "signed": SIGNATURE in v.files,
-        "signature_verified": pubkey is not None,
-        "archive_sha256": file_sha256(path),
+        "signature_verified": pubkey is not None and SIGNATURE in v.files,
+        "trust": anchor,
+        "archive_sha256": archive_sha256,
         "images": [
             {"name": i["name"], "tag": i["tag"], "digest": digests[(i["name"], i["tag"])]} for i in spec["images"]
         ],
         "operator": {"image": dict(spec["operator"]["image"]), "manifests": [d for _p, _n, d in docs]},
+        "product": product,
+        "ui": sorted(p for p in v.files if p.startswith("ui/")),
         "warnings": v.warnings,
         "files": len(v.files),
     }

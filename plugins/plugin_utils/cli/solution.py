@@ -4,8 +4,9 @@
 
 ``build DIR -o ARCHIVE [--key KEY]`` packages a solution source tree into an ISO 9660 image
 or a tar (by the output name), writing SHA256SUMS and, with ``--key``, an Ed25519 signature.
-``validate ARCHIVE [--pubkey KEY]`` checks layout, manifest, checksums, signature, images and
-operator manifests and prints one line per problem, each with its path in the archive;
+``validate ARCHIVE [--pubkey KEY] [--sha256sum FILE] [--trusted-sha256 HEX]`` checks layout, manifest,
+checksums, signature (or the trust anchor of a MetalK8s archive), images and operator manifests and
+prints one line per problem, each with its path in the archive;
 exit code 1 when anything is wrong. ``keygen PRIVATE PUBLIC`` writes a key pair all or nothing,
 never over an existing file and never both keys to one file.
 """
@@ -43,7 +44,8 @@ def _build(args):
 
 def _validate(args):
     summary = _backend().validate_archive(args.archive, pubkey_path=args.pubkey,
-                                          require_signature=args.require_signature)
+                                          require_signature=args.require_signature, sha256sum=args.sha256sum,
+                                          trusted_sha256=args.trusted_sha256)
     for w in summary["warnings"]:
         sys.stderr.write("warning: %s\n" % w)
     if args.json:
@@ -54,14 +56,16 @@ def _validate(args):
         sys.stdout.write(json.dumps(out, indent=2, sort_keys=True) + "\n")
     else:
         sys.stdout.write(
-            "%s: valid solution %s %s (%s, %d images, signature %s)\n"
+            "%s: valid solution %s %s (%s, %d images, signature %s)%s\n"
             % (
                 args.archive,
                 summary["name"],
                 summary["version"],
-                summary["format"],
+                summary["format"] if summary["flavour"] == "mooring" else "MetalK8s " + summary["format"],
                 len(summary["images"]),
                 "verified" if summary["signature_verified"] else ("not verified" if summary["signed"] else "absent"),
+                "; trusted by %s (%s)" % (summary["trust"]["kind"], summary["trust"]["detail"])
+                if summary["trust"] else "",
             )
         )
     return 0
@@ -89,6 +93,10 @@ def register(subparsers):
     v.add_argument("archive", metavar="ARCHIVE")
     v.add_argument("--pubkey", metavar="KEY", help="Ed25519 public key (PEM): the archive must be signed by it")
     v.add_argument("--require-signature", action="store_true", help="fail unless a signature verifies")
+    v.add_argument("--sha256sum", metavar="FILE",
+                   help="sha256sum output listing the archive (default: a SHA256SUM file beside it, when present)")
+    v.add_argument("--trusted-sha256", metavar="HEX",
+                   help="trust the archive with this SHA-256 without a signature or checksum file")
     v.add_argument("--json", action="store_true", help="print the archive summary as JSON")
     v.set_defaults(func=_validate)
 
