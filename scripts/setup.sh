@@ -27,6 +27,19 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+# Debian packages the unit tests run: skopeo (images in skopeo's dir: format, as MetalK8s ships
+# them) and genisoimage (Solution ISOs built the way MetalK8s's tooling builds them).
+debs=()
+for pkg in skopeo genisoimage; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || debs+=("$pkg")
+done
+if [ ${#debs[@]} -gt 0 ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  echo "setup: installing ${debs[*]} (Debian)"
+  # a new machine may have no package lists yet: update them when the install finds none
+  apt-get -o DPkg::Lock::Timeout=600 install -y -q "${debs[@]}" >/dev/null \
+    || { apt-get -o DPkg::Lock::Timeout=600 update -qq && apt-get -o DPkg::Lock::Timeout=600 install -y -q "${debs[@]}" >/dev/null; }
+fi
+
 # The collection, importable from the venv and found by ansible without configuration.
 mkdir -p "$WORK/collections/ansible_collections/mooring"
 ln -sfn "$ROOT" "$WORK/collections/ansible_collections/mooring/cluster"

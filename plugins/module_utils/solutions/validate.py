@@ -173,6 +173,7 @@ class _ManifestChecks:
         shape = metalk8s.MetalK8sManifestShape()
         problems = shape.problems(data, self.warnings)
         if not problems:
+            from ansible_collections.mooring.cluster.plugins.module_utils.solutions.skopeodir import image_dirs  # noqa  TEMP until merge
             manifest = metalk8s.normalise(data, image_dirs(self.files))
             check_listing(shape, problems, manifest["metadata"]["name"], manifest["spec"])
         self.problems.extend(problems)
