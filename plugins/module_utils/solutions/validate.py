@@ -18,6 +18,7 @@ import binascii
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import HashingWriter
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import metalk8s, trust
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import open_archive
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.checksums import file_sha256, parse_sums
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.keys import load_public_key
@@ -38,7 +39,6 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout i
     safe_path,
     shown,
 )
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions import metalk8s, trust
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import check_listing, check_manifest_data, normalised
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.oci import ImageChecks
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.operatordeploy import OperatorChecks
