@@ -25,6 +25,7 @@ import yaml
 
 NAME = "example"
 VERSIONS = ("1.0.0", "2.0.0")
+IMAGES = ("example-operator", "example-app")
 MT_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 MT_CONFIG = "application/vnd.oci.image.config.v1+json"
 MT_LAYER = "application/vnd.oci.image.layer.v1.tar+gzip"
@@ -165,18 +166,24 @@ def operator_manifests(version):
     }
 
 
+def write_images(dest, version):
+    """Write the example's two images as OCI layouts ``dest/<image>/<version>``; {image: manifest digest}."""
+    digests = {}
+    for image in IMAGES:
+        files = {
+            "etc/example/VERSION": ("%s\n" % version).encode(),
+            "etc/example/IMAGE": ("%s\n" % image).encode(),
+        }
+        digests[image] = write_oci_layout(os.path.join(dest, image, version), files, version, cmd=["/bin/true"])
+    return digests
+
+
 def write_source(dest, version):
     """Write the source tree of the example solution ``version`` into ``dest``."""
     os.makedirs(dest, exist_ok=True)
     with open(os.path.join(dest, "manifest.yaml"), "w") as f:
         yaml.safe_dump(manifest(version), f, sort_keys=False)
-    for image in ("example-operator", "example-app"):
-        files = {
-            "etc/example/VERSION": ("%s\n" % version).encode(),
-            "etc/example/IMAGE": ("%s\n" % image).encode(),
-        }
-        write_oci_layout(os.path.join(dest, "images", image, version), files, version,
-                         cmd=["/bin/true"])
+    write_images(os.path.join(dest, "images"), version)
     deploy = os.path.join(dest, "operator", "deploy")
     os.makedirs(deploy, exist_ok=True)
     for fname, docs in operator_manifests(version).items():

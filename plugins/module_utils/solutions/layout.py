@@ -24,6 +24,7 @@ what passed validation.
 from __future__ import annotations
 
 import posixpath
+import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, excerpt, missing_library
 
@@ -71,8 +72,9 @@ MAX_ENTRIES = 100000
 MAX_INDEX_DEPTH = 3
 MAX_KEY_BYTES = 64 * 1024
 # Unpacked-size budget of an archive: never more than MAX_UNPACKED_BYTES; for a compressed tar
-# also at most MAX_RATIO times the compressed file (image layers are compressed already, so a
-# real solution is close to 1:1), but never less than RATIO_FLOOR.
+# (and for the files of an ISO, a hard-linked file counted once per name) also at most MAX_RATIO
+# times the archive file (image layers are compressed already, so a real solution is close to
+# 1:1), but never less than RATIO_FLOOR: unpacked_budget().
 MAX_UNPACKED_BYTES = 64 * 1024 ** 3
 MAX_RATIO = 100
 RATIO_FLOOR = 64 * 1024 * 1024
@@ -92,6 +94,13 @@ INDEX_TYPES = (MT_OCI_INDEX, MT_DOCKER_LIST)
 CONFIG_TYPES = (MT_OCI_CONFIG, MT_DOCKER_CONFIG)
 ANN_REF_NAME = "org.opencontainers.image.ref.name"
 ANN_CONTAINERD_NAME = "io.containerd.image.name"
+# A descriptor's digest; group 1 is the bare hex, the name of the blob's file.
+DIGEST = re.compile(r"^sha256:([0-9a-f]{64})\Z")
+
+
+def unpacked_budget(size):
+    """How many bytes the members of an archive file of ``size`` bytes may hold in all (see MAX_RATIO)."""
+    return min(MAX_UNPACKED_BYTES, max(MAX_RATIO * size, RATIO_FLOOR))
 
 
 class SolutionError(MooringError):

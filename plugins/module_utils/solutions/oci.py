@@ -1,32 +1,61 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""PRIVATE to mooring.cluster: the OCI image layouts of a solution archive (images/<name>/<tag>/).
+"""PRIVATE to mooring.cluster: the images of a solution archive (images/<name>/<tag>/).
 
 :class:`ImageChecks` is a part of the archive validation (:mod:`solutions.validate`): each image of
-spec.images is a complete OCI layout whose every blob is present with its size and digest.
+spec.images is complete and every blob is present with its size and digest. A mooring archive
+holds OCI image layouts (checked here); a MetalK8s one skopeo ``dir:`` images
+(:class:`solutions.skopeodir.DirImageChecks`, which this class extends).
 """
 
 
 from __future__ import annotations
 
 import json
-import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import (
     CONFIG_TYPES,
+    DIGEST,
     INDEX_TYPES,
     MANIFEST_TYPES,
     MAX_INDEX_DEPTH,
     MAX_JSON_BYTES,
     OCI_LAYOUT_VERSION,
 )
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.skopeodir import (
+    METALK8S,
+    DirImageChecks,
+    dir_image_key,
+    image_flavour,
+)
 
-DIGEST = re.compile(r"^sha256:([0-9a-f]{64})\Z")
+_OCI_UNEXPECTED = "unexpected file under images/ (expected images/<name>/<tag>/ OCI layouts)"
 
 
-class ImageChecks:
-    """Each image of spec.images is a complete OCI layout whose every blob matches its digest.
+def oci_blob_path(root, hexdigest):
+    """Where an OCI image layout at ``root`` keeps the blob ``hexdigest``."""
+    return "%s/blobs/sha256/%s" % (root, hexdigest)
+
+
+def oci_layout_key(path):
+    """(name, tag) of the OCI layout ``path`` (a file under images/) belongs to, or None when it belongs to none."""
+    rest = path[len("images/"):]
+    if "/blobs/" in rest:
+        key = rest[:rest.find("/blobs/")]
+    elif rest.endswith("/index.json") or rest.endswith("/oci-layout"):
+        key = rest.rsplit("/", 1)[0]
+    else:
+        return None
+    if "/" not in key:
+        return None
+    name, tag = key.rsplit("/", 1)
+    return name, tag
+
+
+class ImageChecks(DirImageChecks):
+    """Each image of spec.images is complete (an OCI layout, or a skopeo dir: image in a MetalK8s
+    archive) and its every blob matches its digest.
 
     A part of :class:`solutions.validate._Validation`: it uses the archive's members (``files``,
     ``read``, ``digest``) and reports with ``bad``."""
@@ -47,8 +76,8 @@ class ImageChecks:
             self.bad(path, "not valid JSON: nested too deeply")
             return None
 
-    def blob(self, root, desc, where, allowed_types):
-        """Check a descriptor: its blob exists with that size and digest. Returns the blob path."""
+    def blob(self, root, desc, where, allowed_types, path_of=oci_blob_path):
+        """Check a descriptor: its blob (at ``path_of(root, hex)``) exists with that size and digest. Returns the blob path."""
         if not isinstance(desc, dict):
             self.bad(where[0], "%s: a descriptor must be a mapping" % where[1])
             return None
@@ -63,7 +92,7 @@ class ImageChecks:
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             self.bad(where[0], "%s: size %s is not a non-negative integer" % (where[1], excerpt(size)))
             return None
-        path = "%s/blobs/sha256/%s" % (root, m.group(1))
+        path = path_of(root, m.group(1))
         if path not in self.files:
             self.bad(path, "blob referenced by %s (%s) is missing" % (where[0], where[1]))
             return None
@@ -89,7 +118,11 @@ class ImageChecks:
         path = self.blob(root, desc, where, MANIFEST_TYPES)
         if path is None:
             return False
-        man = self.json_file(path)
+        return self.image_manifest(root, path, self.json_file(path))
+
+    def image_manifest(self, root, path, man, path_of=oci_blob_path):
+        """The image manifest ``man`` read from ``path``: schemaVersion 2, a config with architecture and os,
+        every layer present (blobs at ``path_of(root, hex)``). True when all is well."""
         if not isinstance(man, dict):
             if man is not None:
                 self.bad(path, "an image manifest must be a JSON object")
@@ -98,7 +131,7 @@ class ImageChecks:
             self.bad(path, "schemaVersion must be 2")
             return False
         ok = True
-        cfg = self.blob(root, man.get("config"), (path, "config"), CONFIG_TYPES)
+        cfg = self.blob(root, man.get("config"), (path, "config"), CONFIG_TYPES, path_of)
         if cfg is None:
             ok = False
         else:
@@ -111,7 +144,7 @@ class ImageChecks:
             self.bad(path, "layers must be a list")
             return False
         for i, layer in enumerate(layers):
-            if self.blob(root, layer, (path, "layers[%d]" % i), None) is None:
+            if self.blob(root, layer, (path, "layers[%d]" % i), None, path_of) is None:
                 ok = False
         return ok
 
@@ -133,48 +166,54 @@ class ImageChecks:
         return ok
 
     def images(self, manifest):
+        """Check every image of the (normalised) manifest; ``{(name, tag): "sha256:<hex>"}`` of the good ones.
+
+        ``manifest["flavour"]`` says the images' format: OCI layouts ("mooring", also when absent) or
+        skopeo dir: images ("metalk8s"). Without a manifest (it was invalid), the files say which it is,
+        and only files outside any image directory are reported."""
         listed = set()
         if manifest is not None:
             for img in manifest["spec"]["images"]:
                 listed.add((img["name"], img["tag"]))
-        layouts = {}
+            flavour = manifest.get("flavour") or "mooring"
+        else:
+            flavour = image_flavour(self.files)
+        key_of, unexpected, check = (dir_image_key, self.dir_unexpected, self.dir_image) if flavour == METALK8S \
+            else (oci_layout_key, _OCI_UNEXPECTED, self.oci_layout)
+        present = set()
         for path in self.files:
             if not path.startswith("images/"):
                 continue
-            rest = path[len("images/"):]
-            marker = rest.find("/blobs/") if "/blobs/" in rest else None
-            if marker is not None:
-                key = rest[:marker]
-            elif rest.endswith("/index.json") or rest.endswith("/oci-layout"):
-                key = rest.rsplit("/", 1)[0]
+            key = key_of(path)
+            if key is None:
+                self.bad(path, unexpected)
             else:
-                self.bad(path, "unexpected file under images/ (expected images/<name>/<tag>/ OCI layouts)")
-                continue
-            if "/" not in key:
-                self.bad(path, "unexpected file under images/ (expected images/<name>/<tag>/ OCI layouts)")
-                continue
-            name, tag = key.rsplit("/", 1)
-            layouts.setdefault((name, tag), []).append(path)
-        for name, tag in sorted(layouts):
+                present.add(key)
+        for name, tag in sorted(present):
             if (name, tag) not in listed and manifest is not None:
                 self.bad("images/%s/%s" % (name, tag), "image not listed in manifest.yaml spec.images")
         digests = {}
         for name, tag in sorted(listed):
             root = "images/%s/%s" % (name, tag)
-            if (name, tag) not in layouts:
+            if (name, tag) not in present:
                 self.bad(root, "image %s:%s listed in manifest.yaml spec.images is missing" % (name, tag))
                 continue
-            layout = self.json_file(root + "/oci-layout")
-            if layout is not None and (
-                not isinstance(layout, dict) or layout.get("imageLayoutVersion") != OCI_LAYOUT_VERSION
-            ):
-                self.bad(root + "/oci-layout", "imageLayoutVersion must be %r" % OCI_LAYOUT_VERSION)
-            index = self.json_file(root + "/index.json")
-            if index is None:
-                continue
-            if self.oci_index(root, index, root + "/index.json", 0):
-                if len(index["manifests"]) != 1:
-                    self.bad(root + "/index.json", "must describe exactly one image (one entry in manifests)")
-                else:
-                    digests[(name, tag)] = index["manifests"][0]["digest"]
+            digest = check(root)
+            if digest is not None:
+                digests[(name, tag)] = digest
         return digests
+
+    def oci_layout(self, root):
+        """Check the OCI image layout at ``root``; the digest of its one image manifest, or None."""
+        layout = self.json_file(root + "/oci-layout")
+        if layout is not None and (
+            not isinstance(layout, dict) or layout.get("imageLayoutVersion") != OCI_LAYOUT_VERSION
+        ):
+            self.bad(root + "/oci-layout", "imageLayoutVersion must be %r" % OCI_LAYOUT_VERSION)
+        index = self.json_file(root + "/index.json")
+        if index is None or not self.oci_index(root, index, root + "/index.json", 0):
+            return None
+        if len(index["manifests"]) != 1:
+            self.bad(root + "/index.json", "must describe exactly one image (one entry in manifests)")
+            return None
+        return index["manifests"][0]["digest"]

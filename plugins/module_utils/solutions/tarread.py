@@ -26,10 +26,10 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout i
     MAX_ENTRIES,
     MAX_RATIO,
     MAX_TRAILER,
-    MAX_UNPACKED_BYTES,
     RATIO_FLOOR,
     Entry,
     SolutionError,
+    unpacked_budget,
 )
 
 try:
@@ -88,7 +88,7 @@ class TarReader:
             limit = size
             inner = fp
         else:
-            limit = min(MAX_UNPACKED_BYTES, max(MAX_RATIO * size, RATIO_FLOOR))
+            limit = unpacked_budget(size)
             if compression == "gzip":
                 inner = gzip.GzipFile(fileobj=fp, mode="rb")
             elif compression == "bzip2":
