@@ -42,6 +42,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout i
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import check_listing, check_manifest_data, normalised
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.oci import ImageChecks
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.operatordeploy import OperatorChecks
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.skopeodir import image_dirs
 
 
 class _ArchiveFiles:
@@ -173,7 +174,6 @@ class _ManifestChecks:
         shape = metalk8s.MetalK8sManifestShape()
         problems = shape.problems(data, self.warnings)
         if not problems:
-            from ansible_collections.mooring.cluster.plugins.module_utils.solutions.skopeodir import image_dirs  # noqa  TEMP until merge
             manifest = metalk8s.normalise(data, image_dirs(self.files))
             check_listing(shape, problems, manifest["metadata"]["name"], manifest["spec"])
         self.problems.extend(problems)
