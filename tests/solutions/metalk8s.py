@@ -31,7 +31,7 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import example  # noqa: E402
 
-NAME = example.NAME
+NAME = "example-solution"  # beside the mooring-format example (named example) in one cluster
 OPERATOR = "example-operator"
 APP = "example-app"
 # The app image is also shipped under this tag: its blobs are the same files, so hardlink links them.

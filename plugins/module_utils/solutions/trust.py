@@ -77,13 +77,13 @@ def decide(archive_path, archive_sha256, signature_verified, sums_path=None, tru
     if trusted_sha256 is not None and not _HEX.match(trusted_sha256 or ""):
         raise SolutionError("trusted sha256: must be 64 lowercase hex digits, not %s" % excerpt(trusted_sha256))
     if trusted_sha256 is not None and trusted_sha256 != archive_sha256:
-        raise SolutionError("%s: sha256 is %s, not the trusted %s" % (archive_path, archive_sha256, trusted_sha256))
+        raise SolutionError("sha256 is %s, not the trusted %s" % (archive_sha256, trusted_sha256))
     sums_file, listed = read_sidecar(archive_path, sums_path) if sidecar else (None, None)
     if sums_file is not None and listed is None and sums_path is not None:
         raise SolutionError("%s: does not list %s" % (sums_file, os.path.basename(archive_path)))
     if listed is not None and listed != archive_sha256:
-        raise SolutionError("%s: sha256 is %s, but %s lists %s: the archive changed after its checksum was made"
-                            % (archive_path, archive_sha256, sums_file, listed))
+        raise SolutionError("sha256 is %s, but %s lists %s: the archive changed after its checksum was made"
+                            % (archive_sha256, sums_file, listed))
     if signature_verified:
         return {"kind": "signature", "detail": "SHA256SUMS.sig verified with the given public key"}
     if listed is not None:
