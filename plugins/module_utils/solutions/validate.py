@@ -299,6 +299,9 @@ def validate_archive(path, pubkey_path=None, require_signature=False, sha256sum=
         v.top_level()
         if v.flavour == "mooring":
             v.checksums()
+        elif require_signature:
+            v.bad(SIGNATURE, "missing: a MetalK8s archive carries no signature; trust it by its SHA256SUM "
+                  "or name its sha256 as trusted")
         product = v.product(manifest) if v.flavour == "metalk8s" else {}
         digests = v.images(manifest)
         docs = v.operator(manifest)
