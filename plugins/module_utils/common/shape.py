@@ -62,6 +62,16 @@ class Shape(object):
         """Raise the one-line error for the field at ``path``."""
         raise self.error("%s: %s: %s" % (self.where, path, problem) if path else "%s: %s" % (self.where, problem))
 
+    def collect(self, found, check, *args):
+        """Run one check; its problem (when it fails) goes to ``found`` instead of being raised. True when
+        it passed, so a checker that lists every wrong field reads like one that stops at the first."""
+        try:
+            check(*args)
+        except self.error as exc:
+            found.append(str(exc))
+            return False
+        return True
+
     def expected(self, path, expected, value, show_value=False):
         """Raise ``PATH: must be EXPECTED, not FOUND`` (the value's excerpt when ``show_value``, else its kind)."""
         self.fail(path, "must be %s, not %s" % (expected, excerpt(value) if show_value else type_name(value)))

@@ -12,7 +12,9 @@ Naming, so that two environments never collide:
 
 * an environment ``ENV`` is the namespace ``ENV`` labelled
   ``solutions.mooring.io/environment=ENV`` with a description annotation, holding the
-  ConfigMap ``mooring-environment`` (data: ``{solution: version}``);
+  ConfigMap ``mooring-environment`` (data: ``{solution: version}``); an environment MetalK8s
+  made keeps MetalK8s's label, annotation and ConfigMap (its *flavour*,
+  :mod:`solutions.environments`) on every change;
 * a solution's namespaced operator objects live in the environment's namespace under
   their own names; its cluster-scoped RBAC is renamed ``solutions:ENV:NAME``;
 * CRDs are cluster-wide and belong to the *active* version of the solution
@@ -27,6 +29,7 @@ import re
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.environments import MOORING, check_name, flavour_names
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.images import image_ref, repository
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import (
     CLUSTER_SCOPED_REFUSED,
@@ -36,12 +39,9 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout i
     require,
     yaml,
 )
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import API_VERSION, NAME_RE, VERSION_RE
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import API_VERSION, VERSION_RE
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.operatordeploy import containers_of, parse_image_ref, pod_spec_of
 
-ENV_LABEL = "solutions.mooring.io/environment"
-ENV_DESCRIPTION = "solutions.mooring.io/environment-description"
-ENV_CONFIGMAP = "mooring-environment"
 SOLUTION_LABEL = "solutions.mooring.io/solution"
 PART_OF = "app.kubernetes.io/part-of"
 VERSION_LABEL = "app.kubernetes.io/version"
@@ -70,15 +70,6 @@ def version_key(version):
     for part in pre.split("."):
         ids.append((0, int(part), "") if part.isdigit() else (1, 0, part))
     return nums, (0, tuple(ids))
-
-
-def check_name(kind, value):
-    if not isinstance(value, str) or not re.match(NAME_RE, value):
-        raise SolutionError(
-            "%s %s is not a valid name: lowercase letters, digits and '-', 1-40 characters, "
-            "starting and ending with a letter or digit" % (kind, excerpt(value))
-        )
-    return value
 
 
 # ---------------------------------------------------------------------------------------
@@ -231,8 +222,8 @@ def plan_environment(current, action, name, version=None, imported=()):
     return new
 
 
-def _labels(env, name=None, version=None):
-    labels = {MANAGED_BY: "mooring", ENV_LABEL: env}
+def _labels(env, name=None, version=None, flavour=MOORING):
+    labels = {MANAGED_BY: "mooring", flavour_names(flavour)["label"]: env}
     if name:
         labels[PART_OF] = name
         labels[SOLUTION_LABEL] = name
@@ -241,24 +232,26 @@ def _labels(env, name=None, version=None):
     return labels
 
 
-def render_environment(env, description, solutions, namespace=None):
-    """The Namespace and the ``mooring-environment`` ConfigMap of environment ``env``."""
-    check_name("environment", env)
-    namespace = check_name("namespace", namespace or env)
+def render_environment(env, description, solutions, namespace=None, flavour=MOORING):
+    """The Namespace and the ConfigMap (``mooring-environment``, or ``metalk8s-environment`` for
+    an environment of MetalK8s's ``flavour``) of environment ``env``."""
+    names = flavour_names(flavour)
+    check_name("environment", env, flavour)
+    namespace = check_name("namespace", namespace or env, flavour)
     return [
         {
             "apiVersion": "v1",
             "kind": "Namespace",
             "metadata": {
                 "name": namespace,
-                "labels": _labels(env),
-                "annotations": {ENV_DESCRIPTION: description or ""},
+                "labels": _labels(env, flavour=flavour),
+                "annotations": {names["description"]: description or ""},
             },
         },
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": {"name": ENV_CONFIGMAP, "namespace": namespace, "labels": _labels(env)},
+            "metadata": {"name": names["configmap"], "namespace": namespace, "labels": _labels(env, flavour=flavour)},
             "data": {k: solutions[k] for k in sorted(solutions)},
         },
     ]
@@ -306,18 +299,19 @@ def _run_from_the_registry(obj, pod, prefix, summary, config_name):
                 {"name": "mooring-operator-config", "configMap": {"name": config_name}})
 
 
-def render_solution(env, summary, prefix, available, namespace=None):
+def render_solution(env, summary, prefix, available, namespace=None, flavour=MOORING):
     """Every namespaced/cluster-scoped object that runs ``summary``'s operator in ``env``.
 
     ``summary`` is :func:`solution.validate_archive`'s result; ``prefix`` the registry
     prefix images are named under; ``available`` ``{version: [images]}`` of every imported
-    version (the OperatorConfig). CRDs are not included (see :func:`render_crds`).
+    version (the OperatorConfig); ``flavour`` the environment's (its label on every object).
+    CRDs are not included (see :func:`render_crds`).
     """
     require(HAS_YAML, "PyYAML", YAML_IMPORT_ERROR)
-    check_name("environment", env)
-    namespace = check_name("namespace", namespace or env)
+    check_name("environment", env, flavour)
+    namespace = check_name("namespace", namespace or env, flavour)
     name, version = summary["name"], summary["version"]
-    labels = _labels(env, name, version)
+    labels = _labels(env, name, version, flavour)
     config_name = "%s-operator-config" % name
     cluster_roles = {d["metadata"]["name"] for d in summary["operator"]["manifests"] if d["kind"] == "ClusterRole"}
     objects = []
@@ -385,21 +379,24 @@ def object_key(obj):
 
 
 def plan_changes(environment, action, namespace=None, description="", current=None, name=None, version=None,
-                 solution=None, previous=None, config="", image_prefix="solutions.mooring.local"):
+                 solution=None, previous=None, config="", image_prefix="solutions.mooring.local", flavour=MOORING,
+                 namespaces=None):
     """Objects to apply and to delete for one environment action; the environment's new solutions.
 
     ``current``: the environment's ``{solution: version}`` (its ConfigMap data); ``solution``:
     the validated summary of the version to run (add/upgrade/downgrade) or being removed
     (remove); ``previous``: the summary of the version being replaced (upgrade/downgrade),
     so that objects it had and the new one lacks are deleted; ``config``: the
-    SolutionsConfiguration text (imported versions and their images).
+    SolutionsConfiguration text (imported versions and their images); ``flavour``: the
+    environment's (an existing environment keeps its own, :func:`environments.environment_state`);
+    ``namespaces``: every namespace of the environment, deleted with it (default: ``namespace``).
     """
     current = dict(current or {})
     namespace = namespace or environment
-    check_name("environment", environment)
+    check_name("environment", environment, flavour)
     cfg = load_config(config)
     if action == "create":
-        return {"apply": render_environment(environment, description, current, namespace), "delete": [],
+        return {"apply": render_environment(environment, description, current, namespace, flavour), "delete": [],
                 "solutions": current}
     if action == "delete":
         if current:
@@ -407,25 +404,27 @@ def plan_changes(environment, action, namespace=None, description="", current=No
                 "environment %s still runs %s; remove them from it first"
                 % (environment, ", ".join("%s %s" % kv for kv in sorted(current.items())))
             )
-        return {"apply": [], "delete": render_environment(environment, description, {}, namespace)[:1],
-                "solutions": {}}
+        return {"apply": [], "solutions": {}, "delete": [
+            render_environment(environment, description, {}, ns, flavour)[0] for ns in namespaces or [namespace]]}
     if not name:
         raise SolutionError("%s: the solution name is required" % action)
     new = plan_environment(current, action, name, version, imported_versions(cfg, name))
-    configmap = render_environment(environment, description, new, namespace)[1]
+    configmap = render_environment(environment, description, new, namespace, flavour)[1]
+
+    def render(summary):
+        return render_solution(environment, summary, image_prefix, available_images(cfg, name), namespace, flavour)
+
     if action == "remove":
         if name not in current:
             return {"apply": [], "delete": [], "solutions": new}
         if not solution or solution.get("name") != name or solution.get("version") != current[name]:
             raise SolutionError("remove: the summary of %s %s (running) is required" % (name, current[name]))
-        delete = render_solution(environment, solution, image_prefix, available_images(cfg, name), namespace)
-        return {"apply": [configmap], "delete": delete, "solutions": new}
+        return {"apply": [configmap], "delete": render(solution), "solutions": new}
     if not solution or solution.get("name") != name or solution.get("version") != version:
         raise SolutionError("%s: the summary of %s %s (from its import) is required" % (action, name, version))
-    apply = render_solution(environment, solution, image_prefix, available_images(cfg, name), namespace)
+    apply = render(solution)
     delete = []
     if previous and previous.get("version") != version:
         keep = {object_key(o) for o in apply}
-        old = render_solution(environment, previous, image_prefix, available_images(cfg, name), namespace)
-        delete = [o for o in old if object_key(o) not in keep]
+        delete = [o for o in render(previous) if object_key(o) not in keep]
     return {"apply": apply + [configmap], "delete": delete, "solutions": new}

@@ -71,15 +71,6 @@ class ManifestShape(Shape):
             self.spec(found, data["spec"])
         return found
 
-    def collect(self, found, check, *args):
-        """Run one check; its problem (when it fails) goes to ``found``. True when it passed."""
-        try:
-            check(*args)
-        except SolutionError as exc:
-            found.append(str(exc))
-            return False
-        return True
-
     def metadata(self, found, meta):
         """metadata: the name, and annotations of strings (the display name at most 128 characters)."""
         self.collect(found, self.pattern, meta["name"], "metadata.name", re.compile(NAME_RE), NAME_WHAT)
