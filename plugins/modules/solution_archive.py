@@ -20,9 +20,9 @@ description:
   - With O(export_dir), writes one OCI archive per image under C(<export_dir>/<name>-<version>/), its
     C(index.json) annotated so that C(ctr images import) names the image
     C(<image_prefix>/<name>-<version>/<image>:<tag>). Files already there with the same content are kept.
-  - A MetalK8s Solution ISO (C(apiVersion: solutions.metalk8s.scality.com/v1alpha1), images in skopeo's
-    C(dir:) format, C({{ repository }}) in its operator manifests) is read as MetalK8s builds it; it has no
-    signature inside, so it needs a trust anchor: a C(SHA256SUM) file beside it (or O(sha256sum)) listing
+  - A MetalK8s Solution ISO (apiVersion C(solutions.metalk8s.scality.com/v1alpha1), images in skopeo's
+    C(dir) format, C({{ repository }}) in its operator manifests) is read as MetalK8s builds it. It has no
+    signature inside, so it needs a trust anchor, a C(SHA256SUM) file beside it (or O(sha256sum)) listing
     its SHA-256, or O(trusted_sha256).
   - With O(require_trust), every archive needs a trust anchor (a verified signature, a checksum file or
     O(trusted_sha256)); the one used is returned in RV(trust) and recorded with the import.

@@ -31,7 +31,6 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common.digest impo
 from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import Shape, field
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import open_archive
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.checksums import file_sha256
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.environments import DNS_LABEL_RE, DNS_LABEL_WHAT
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.k8s import version_key
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import (
     MANIFEST,
@@ -40,6 +39,8 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout i
     safe_path,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import VERSION_RE, VERSION_WHAT
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.metalk8s import NAME_RE as DNS_LABEL_RE
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.metalk8s import NAME_WHAT as DNS_LABEL_WHAT
 
 API_VERSION = "solutions.metalk8s.scality.com/v1alpha1"
 KIND = "SolutionsConfiguration"

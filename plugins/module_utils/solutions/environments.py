@@ -25,6 +25,7 @@ import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import Shape, field
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import metalk8s
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import SolutionError
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import NAME_RE, NAME_WHAT, VERSION_RE, VERSION_WHAT
 
@@ -39,10 +40,8 @@ FLAVOURS = {
                "configmap": "metalk8s-environment"},
 }
 # MetalK8s names environments, their namespaces and solutions as RFC 1123 DNS labels.
-DNS_LABEL_RE = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\Z"
-DNS_LABEL_WHAT = "an RFC 1123 DNS label (at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit)"
 # What each flavour accepts as a name (environment, namespace, solution): (regex, in words).
-NAME_RULES = {MOORING: (NAME_RE, NAME_WHAT), METALK8S: (DNS_LABEL_RE, DNS_LABEL_WHAT)}
+NAME_RULES = {MOORING: (NAME_RE, NAME_WHAT), METALK8S: (metalk8s.NAME_RE, metalk8s.NAME_WHAT)}
 MAX_DESCRIPTION = 1024
 
 

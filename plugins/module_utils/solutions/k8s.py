@@ -29,7 +29,7 @@ import re
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.environments import MOORING, check_name, flavour_names
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.environments import METALK8S, MOORING, check_name, flavour_names
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.images import image_ref, repository
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import (
     CLUSTER_SCOPED_REFUSED,
@@ -40,6 +40,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout i
     yaml,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import API_VERSION, VERSION_RE
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.metalk8s import fill_repository
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.operatordeploy import containers_of, parse_image_ref, pod_spec_of
 
 SOLUTION_LABEL = "solutions.mooring.io/solution"
@@ -136,7 +137,7 @@ def update_config(config, action, name, version=None, archive=None):
     remove an active version, activate a version that is not imported, or import a
     different archive under a name and version already imported.
     """
-    check_name("solution", name)
+    check_name("solution", name, METALK8S)  # the widest: a MetalK8s archive may name it with 63 characters
     if version is not None:
         version_key(version)
     new = copy.deepcopy(config)
@@ -188,7 +189,7 @@ def plan_environment(current, action, name, version=None, imported=()):
     Actions: add (not yet there), upgrade (to a newer version), downgrade (to an older
     one), remove. The target version must be imported.
     """
-    check_name("solution", name)
+    check_name("solution", name, METALK8S)  # the widest: a MetalK8s archive may name it with 63 characters
     new = dict(current)
     have = current.get(name)
     if action == "remove":
@@ -324,7 +325,7 @@ def render_solution(env, summary, prefix, available, namespace=None, flavour=MOO
                 "%s %s: cluster-scoped %s objects are not supported in operator manifests"
                 % (kind, doc["metadata"]["name"], kind)
             )
-        obj = copy.deepcopy(doc)
+        obj = fill_repository(copy.deepcopy(doc), repository(prefix, name, version))
         meta = obj.setdefault("metadata", {})
         meta["labels"] = dict(meta.get("labels") or {}, **labels)
         if kind in CLUSTER_SCOPED_RENAMED:
