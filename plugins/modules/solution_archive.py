@@ -24,7 +24,7 @@ description:
     C(dir) format, C({{ repository }}) in its operator manifests) is read as MetalK8s builds it. It has no
     signature inside, so it needs a trust anchor, a C(SHA256SUM) file beside it (or O(sha256sum)) listing
     its SHA-256, or O(trusted_sha256).
-  - With O(require_trust), every archive needs a trust anchor (a verified signature, a checksum file or
+  - By default (O(require_trust)) every archive needs a trust anchor (a verified signature, a checksum file or
     O(trusted_sha256)); the one used is returned in RV(trust) and recorded with the import.
   - Hosts only ever receive what passed this validation.
 author:
@@ -48,9 +48,11 @@ options:
     description: Ed25519 public key (PEM) the archive must be signed with.
     type: path
   require_signature:
-    description: Refuse an archive whose signature is absent or not verified with O(pubkey).
+    description:
+      - Refuse an archive whose signature is absent or not verified with O(pubkey) (a MetalK8s archive has none).
+      - Without it, a mooring archive still needs a signature that verifies when O(pubkey) is given.
     type: bool
-    default: true
+    default: false
   sha256sum:
     description:
       - C(sha256sum) output listing the archive's file name with its SHA-256. Default, when an anchor is
@@ -63,7 +65,7 @@ options:
   require_trust:
     description: Refuse an archive that no anchor (signature, checksum file, O(trusted_sha256)) trusts.
     type: bool
-    default: false
+    default: true
   export_dir:
     description: Controller directory for the exported image archives; nothing is exported when unset.
     type: path
