@@ -15,7 +15,6 @@ from unittest.mock import MagicMock
 import pytest
 from ansible.errors import AnsibleActionFail
 
-
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "solutions"))
 import metalk8s  # noqa: E402
 
