@@ -451,7 +451,6 @@ def release_stale_bridge(name, subnet):
     ports = json.loads(run(["ip", "-j", "link", "show", "master", iface]).stdout or "[]")
     spaces = {int(m.group(2)): m.group(1)
               for m in re.finditer(r"^(\S+) \(id: (\d+)\)", run(["ip", "netns", "list"]).stdout, re.M)}
-    stale = 0
     for port in ports:
         space = spaces.get(port.get("link_netnsid"))
         pids = run(["ip", "netns", "pids", space]).stdout.split() if space else ["(unknown)"]
@@ -460,10 +459,9 @@ def release_stale_bridge(name, subnet):
                            "take that lab down (lab.py down %s under its MOORING_CACHE_DIR) or set "
                            "MOORING_LAB_SUBNET_INDEX to a free 10-249"
                            % (subnet, name, iface, port.get("ifname"), " ".join(pids[:5]), name))
-        stale += 1
     run(["ip", "link", "delete", iface])
     log("removed bridge %s (%s), left by a lab run that was killed: no process in the %d network namespaces "
-        "attached to it (take that run's lab down under its MOORING_CACHE_DIR to free them)" % (iface, subnet, stale))
+        "attached to it (take that run's lab down under its MOORING_CACHE_DIR to free them)" % (iface, subnet, len(ports)))
 
 
 def name_bridge(net, bridge):

@@ -354,7 +354,7 @@ def test_a_killed_runs_bridge_is_removed(stale_bridge):
 def test_a_live_labs_bridge_is_refused_and_kept(stale_bridge):
     proc = subprocess.Popen(["ip", "netns", "exec", STALE_NS, "sleep", "60"])
     try:
-        for _ in range(50):  # until the process is in the namespace
+        for _attempt in range(50):  # until the process is in the namespace
             if _ip("netns", "pids", STALE_NS).stdout.split():
                 break
             time.sleep(0.1)
