@@ -134,4 +134,3 @@ class DirImageChecks:
             self.bad(path, "not referenced by %s%s (a dir: image holds version, manifest.json and its blobs only)"
                      % (prefix, MANIFEST_FILE))
         return not extra
-
