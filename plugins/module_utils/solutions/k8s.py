@@ -40,6 +40,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout i
     yaml,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import API_VERSION, VERSION_RE
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.metalk8s import API_VERSION as METALK8S_API_VERSION
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.metalk8s import fill_repository
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.operatordeploy import containers_of, parse_image_ref, pod_spec_of
 
@@ -258,14 +259,19 @@ def render_environment(env, description, solutions, namespace=None, flavour=MOOR
     ]
 
 
-def operator_config(env, name, prefix, available):
-    """The OperatorConfig document: ``available`` is ``{version: [{name, tag}, ...]}``."""
+def operator_config(env, name, prefix, available, archive_flavour=MOORING):
+    """The OperatorConfig document: ``available`` is ``{version: [{name, tag}, ...]}``.
+
+    An operator from a MetalK8s archive reads MetalK8s's document (its apiVersion, only
+    ``repositories``); mooring's own adds ``solution`` and ``environment``."""
     repos = {}
     for version in sorted(available, key=version_key):
         repos[version] = [{
             "endpoint": repository(prefix, name, version),
             "images": sorted("%s:%s" % (i["name"], i["tag"]) for i in available[version]),
         }]
+    if archive_flavour == METALK8S:
+        return {"apiVersion": METALK8S_API_VERSION, "kind": "OperatorConfig", "repositories": repos}
     return {"apiVersion": API_VERSION, "kind": "OperatorConfig", "solution": name, "environment": env,
             "repositories": repos}
 
@@ -352,8 +358,8 @@ def render_solution(env, summary, prefix, available, namespace=None, flavour=MOO
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": config_name, "namespace": namespace, "labels": labels},
-        "data": {OPERATOR_CONFIG_KEY: yaml.safe_dump(operator_config(env, name, prefix, available),
-                                                     sort_keys=True)},
+        "data": {OPERATOR_CONFIG_KEY: yaml.safe_dump(
+            operator_config(env, name, prefix, available, summary.get("flavour", MOORING)), sort_keys=True)},
     })
     return objects
 

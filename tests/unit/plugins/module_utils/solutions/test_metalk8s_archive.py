@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import images as solution_images
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions import operatordeploy
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions import k8s, operatordeploy
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import SolutionError
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.validate import validate_archive
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli import main as cli
@@ -67,6 +67,24 @@ def test_the_operator_is_rendered_with_the_repository_it_is_imported_under(built
     assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == (
         "solutions.mooring.local/example-solution-1.0.0/example-operator:1.0.0")
     assert "repository.solution.invalid" not in yaml.safe_dump_all(rendered)
+
+
+def test_its_operator_gets_metalk8s_operator_config(built):
+    """CONTRACT (no API server here): the ConfigMap the operator of a MetalK8s archive reads holds
+    MetalK8s's OperatorConfig (its apiVersion, only ``repositories``), mooring's own archives keep theirs."""
+    s = validate_archive(built)
+    available = {"1.0.0": [{"name": n, "tag": t} for n, t in metalk8s.image_list("1.0.0")]}
+    objs = k8s.render_solution("prod", s, "solutions.mooring.local", available)
+    cm = next(o for o in objs if o["metadata"]["name"] == "example-solution-operator-config")
+    assert yaml.safe_load(cm["data"]["operator.yaml"]) == {
+        "apiVersion": "solutions.metalk8s.scality.com/v1alpha1",
+        "kind": "OperatorConfig",
+        "repositories": {"1.0.0": [{
+            "endpoint": "solutions.mooring.local/example-solution-1.0.0",
+            "images": sorted("%s:%s" % it for it in metalk8s.image_list("1.0.0")),
+        }]},
+    }
+    assert k8s.operator_config("prod", "x", "p", available)["apiVersion"] == "solutions.mooring.io/v1alpha1"
 
 
 def test_the_cli_accepts_it_beside_its_sha256sum_and_with_sha256sum(built, tmp_path, capsys):
