@@ -105,7 +105,7 @@ def test_what_metalk8s_cannot_use_is_refused_with_its_field(path, value, field):
 def test_a_missing_name_or_version_is_refused():
     data = copy.deepcopy(MANIFEST)
     del data["metadata"]["name"], data["spec"]["version"]
-    found, _ = problems(data)
+    found = problems(data)[0]
     assert any("metadata" in p and "name" in p for p in found) and any("version" in p for p in found)
 
 
