@@ -54,6 +54,15 @@ def missing_tools():
     return {tool: pkg for tool, pkg in TOOLS.items() if shutil.which(tool) is None}
 
 
+def require_tools():
+    """Raise ``RuntimeError`` naming the missing tools and their Debian packages (`make setup`
+    installs them; a test that needs them fails rather than skips)."""
+    missing = missing_tools()
+    if missing:
+        raise RuntimeError("missing tools: %s (Debian packages: %s; `make setup` installs them)"
+                           % (", ".join(sorted(missing)), ", ".join(sorted(set(missing.values())))))
+
+
 def _run(argv):
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
 
@@ -171,6 +180,7 @@ def build(dest_dir, version, **options):
 
     ``options`` go to :func:`write_source`. Returns the ISO's path. ``SHA256SUM`` names one ISO, as
     in MetalK8s's build directory: build each version into its own ``dest_dir``."""
+    require_tools()
     src = write_source(os.path.join(dest_dir, "src-%s" % version), version, **options)
     return build_iso(src, os.path.join(dest_dir, "%s-%s.iso" % (NAME, version)), version)
 
@@ -181,12 +191,11 @@ def main(argv=None):
     parser.add_argument("--version", default=example.VERSIONS[0], help="the solution's version (default %(default)s)")
     parser.add_argument("--image-maps", action="store_true", help="write spec.images as {name, tag} maps")
     args = parser.parse_args(argv)
-    missing = missing_tools()
-    if missing:
-        parser.exit(1, "error: missing tools: %s (Debian packages: %s)\n"
-                    % (", ".join(sorted(missing)), ", ".join(sorted(set(missing.values())))))
     os.makedirs(args.outdir, exist_ok=True)
-    out = build(args.outdir, args.version, image_maps=args.image_maps)
+    try:
+        out = build(args.outdir, args.version, image_maps=args.image_maps)
+    except RuntimeError as exc:
+        parser.exit(1, "error: %s\n" % exc)
     with open(os.path.join(args.outdir, "SHA256SUM")) as f:
         print("%s %s" % (out, f.read().split()[0]))
     return 0

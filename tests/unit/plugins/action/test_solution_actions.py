@@ -8,7 +8,6 @@ plans a MetalK8s SolutionsConfiguration against mooring's record."""
 from __future__ import annotations
 
 import importlib
-from unittest.mock import MagicMock
 
 import pytest
 from ansible.errors import AnsibleActionFail
@@ -18,16 +17,6 @@ CONF = importlib.import_module("ansible_collections.mooring.cluster.plugins.acti
 MK_LABEL = "solutions.metalk8s.scality.com/environment"
 
 
-def _plugin(cls, args):
-    task = MagicMock()
-    task.args = args
-    task.async_val = 0
-    task.check_mode = False
-    task.diff = False
-    task.action = "mooring.cluster.%s" % cls.plugin_name()
-    connection = MagicMock()
-    connection._shell.tmpdir = "/nonexistent-tmpdir"
-    return cls(task, connection, MagicMock(), loader=MagicMock(), templar=MagicMock(), shared_loader_obj=MagicMock())
 
 
 # What the role's k8s_info loop returns, flattened: list items carry no kind.
@@ -40,24 +29,24 @@ OBJECTS = [
 ]
 
 
-def test_contract_show_reads_a_metalk8s_environment_from_k8s_info_objects():
-    out = _plugin(ENV, {"environment": "prod", "action": "show", "objects": OBJECTS}).run(task_vars={})
+def test_contract_show_reads_a_metalk8s_environment_from_k8s_info_objects(action_plugin):
+    out = action_plugin(ENV, {"environment": "prod", "action": "show", "objects": OBJECTS}).run(task_vars={})
     assert {k: out[k] for k in ("exists", "flavour", "namespace", "namespaces", "description", "solutions")} == {
         "exists": True, "flavour": "metalk8s", "namespace": "prod-b", "namespaces": ["prod-a", "prod-b"],
         "description": "Production", "solutions": {"example": "1.0.0"}}
     assert out["apply"] == [] and out["delete"] == [] and out["changed"] is False
 
 
-def test_contract_show_of_a_new_environment_is_mooring_s_and_create_renders_mooring_names():
-    out = _plugin(ENV, {"environment": "dev", "action": "show", "objects": OBJECTS}).run(task_vars={})
+def test_contract_show_of_a_new_environment_is_mooring_s_and_create_renders_mooring_names(action_plugin):
+    out = action_plugin(ENV, {"environment": "dev", "action": "show", "objects": OBJECTS}).run(task_vars={})
     assert (out["exists"], out["flavour"], out["namespace"]) == (False, "mooring", "dev")
-    created = _plugin(ENV, {"environment": "dev", "action": "create", "flavour": out["flavour"],
+    created = action_plugin(ENV, {"environment": "dev", "action": "create", "flavour": out["flavour"],
                             "namespace": out["namespace"]}).run(task_vars={})
     assert [o["metadata"]["name"] for o in created["apply"]] == ["dev", "mooring-environment"]
 
 
-def test_contract_delete_takes_the_flavour_and_namespaces_show_returned():
-    out = _plugin(ENV, {"environment": "prod", "action": "delete", "flavour": "metalk8s", "namespace": "prod-b",
+def test_contract_delete_takes_the_flavour_and_namespaces_show_returned(action_plugin):
+    out = action_plugin(ENV, {"environment": "prod", "action": "delete", "flavour": "metalk8s", "namespace": "prod-b",
                         "namespaces": ["prod-a", "prod-b"]}).run(task_vars={})
     assert [o["metadata"]["name"] for o in out["delete"]] == ["prod-a", "prod-b"]
 
@@ -68,23 +57,23 @@ def test_contract_delete_takes_the_flavour_and_namespaces_show_returned():
      "environment prod keeps its ConfigMap metalk8s-environment in namespace prod-b"),
     ({"environment": "prod", "action": "create", "flavour": "kurl"}, "value of flavour must be one of"),
 ])
-def test_environment_action_refusals(args, message):
+def test_environment_action_refusals(args, message, action_plugin):
     with pytest.raises(AnsibleActionFail) as info:
-        _plugin(ENV, args).run(task_vars={})
+        action_plugin(ENV, args).run(task_vars={})
     assert message in info.value.message
 
 
-def test_solution_configuration_plans_a_document(tmp_path):
+def test_solution_configuration_plans_a_document(tmp_path, action_plugin):
     (tmp_path / "a.tar").write_bytes(b"")  # not an archive: its line names it
     (tmp_path / "c.yaml").write_text("apiVersion: solutions.metalk8s.scality.com/v1alpha1\n"
                                      "kind: SolutionsConfiguration\narchives: [a.tar, b.iso]\n")
     with pytest.raises(AnsibleActionFail) as info:
-        _plugin(CONF, {"path": str(tmp_path / "c.yaml")}).run(task_vars={})
+        action_plugin(CONF, {"path": str(tmp_path / "c.yaml")}).run(task_vars={})
     lines = info.value.message.splitlines()
     assert lines[0] == "%s: its archives cannot be read:" % (tmp_path / "c.yaml")
     assert lines[1:] == ["  - %s: not an ISO 9660 image or a tar archive" % (tmp_path / "a.tar"),
                          "  - %s: no such archive file" % (tmp_path / "b.iso")]
     (tmp_path / "c.yaml").write_text("apiVersion: solutions.metalk8s.scality.com/v1alpha1\n"
                                      "kind: SolutionsConfiguration\narchives: []\nactive: {}\n")
-    out = _plugin(CONF, {"path": str(tmp_path / "c.yaml")}).run(task_vars={})
+    out = action_plugin(CONF, {"path": str(tmp_path / "c.yaml")}).run(task_vars={})
     assert out == {"changed": False, "imports": [], "activate": {}, "active": {}, "archives": {}}

@@ -144,16 +144,6 @@ def test_the_argument_spec_is_what_the_stub_documents(name, docs):
 # The base class's run(): a real ActionBase, built from mocks as ansible's own unit tests do.
 
 
-def _plugin(cls, args, check_mode=False):
-    task = MagicMock()
-    task.args = args
-    task.async_val = 0
-    task.check_mode = check_mode
-    task.diff = False
-    task.action = "mooring.cluster.%s" % cls.plugin_name()
-    connection = MagicMock()
-    connection._shell.tmpdir = "/nonexistent-tmpdir"  # never needed: these actions run on the controller
-    return cls(task, connection, MagicMock(), loader=MagicMock(), templar=MagicMock(), shared_loader_obj=MagicMock())
 
 
 KUBEADM_CONFIG_ARGS = {"cluster": {}, "node": {}, "role": "worker"}
@@ -181,75 +171,75 @@ class Returning(MooringAction):
         return {"args": args, "check": self.check_mode}
 
 
-def test_a_mooring_error_from_act_fails_the_task_with_its_problems():
+def test_a_mooring_error_from_act_fails_the_task_with_its_problems(action_plugin):
     Raising.error = MooringError("the configuration is wrong", problems=["node: no name", "role: not known"])
     with pytest.raises(AnsibleActionFail) as info:
-        _plugin(Raising, dict(KUBEADM_CONFIG_ARGS)).run(task_vars={})
+        action_plugin(Raising, dict(KUBEADM_CONFIG_ARGS)).run(task_vars={})
     message = info.value.message
     assert "node: no name" in message and "role: not known" in message
     # the text the plugins always gave: the error's own str()
     assert message == str(Raising.error)
 
 
-def test_a_single_problem_is_the_whole_message():
+def test_a_single_problem_is_the_whole_message(action_plugin):
     Raising.error = MooringError("lock /x: not found")
     with pytest.raises(AnsibleActionFail) as info:
-        _plugin(Raising, dict(KUBEADM_CONFIG_ARGS)).run(task_vars={})
+        action_plugin(Raising, dict(KUBEADM_CONFIG_ARGS)).run(task_vars={})
     assert info.value.message == "lock /x: not found"
 
 
-def test_an_os_error_from_act_fails_the_task_naming_the_file():
+def test_an_os_error_from_act_fails_the_task_naming_the_file(action_plugin):
     Raising.error = FileNotFoundError(2, "No such file or directory", "/nowhere/lock.yaml")
     with pytest.raises(AnsibleActionFail) as info:
-        _plugin(Raising, dict(KUBEADM_CONFIG_ARGS)).run(task_vars={})
+        action_plugin(Raising, dict(KUBEADM_CONFIG_ARGS)).run(task_vars={})
     assert info.value.message == "[Errno 2] No such file or directory: '/nowhere/lock.yaml'"
 
 
-def test_other_errors_are_not_hidden():
+def test_other_errors_are_not_hidden(action_plugin):
     Raising.error = KeyError("a bug")
     with pytest.raises(KeyError):
-        _plugin(Raising, dict(KUBEADM_CONFIG_ARGS)).run(task_vars={})
+        action_plugin(Raising, dict(KUBEADM_CONFIG_ARGS)).run(task_vars={})
 
 
-def test_invalid_arguments_fail_before_act():
+def test_invalid_arguments_fail_before_act(action_plugin):
     Raising.error = AssertionError("act() must not run")
     with pytest.raises(AnsibleActionFail, match="role"):
-        _plugin(Raising, {"cluster": {}, "node": {}, "role": "bystander"}).run(task_vars={})
+        action_plugin(Raising, {"cluster": {}, "node": {}, "role": "bystander"}).run(task_vars={})
 
 
-def test_act_gets_the_validated_arguments_and_its_result_is_the_tasks():
-    result = _plugin(Returning, {"cluster": {}, "node": {}, "role": "worker"}, check_mode=True).run(task_vars={})
+def test_act_gets_the_validated_arguments_and_its_result_is_the_tasks(action_plugin):
+    result = action_plugin(Returning, {"cluster": {}, "node": {}, "role": "worker"}, check_mode=True).run(task_vars={})
     assert result == {"args": {"cluster": {}, "node": {}, "role": "worker", "pki_dir": ""}, "check": True,
                       "changed": False}  # pki_dir: the documented default filled in
 
 
-def test_a_real_plugin_fails_with_its_own_message():
+def test_a_real_plugin_fails_with_its_own_message(action_plugin):
     module = importlib.import_module("ansible_collections.mooring.cluster.plugins.action.solution_config")
     with pytest.raises(AnsibleActionFail) as info:
-        _plugin(module.ActionModule, {"action": "import"}).run(task_vars={})
+        action_plugin(module.ActionModule, {"action": "import"}).run(task_vars={})
     assert info.value.message == "name is required for action import"
-    shown = _plugin(module.ActionModule, {"action": "show"}).run(task_vars={})
+    shown = action_plugin(module.ActionModule, {"action": "show"}).run(task_vars={})
     assert shown["changed"] is False and shown["imported"] == [] and shown["active"] is None
 
 
-def test_kubeadm_config_refuses_a_control_plane_host_without_the_pki_directory():
+def test_kubeadm_config_refuses_a_control_plane_host_without_the_pki_directory(action_plugin):
     module = importlib.import_module("ansible_collections.mooring.cluster.plugins.action.kubeadm_config")
     with pytest.raises(AnsibleActionFail) as info:
-        _plugin(module.ActionModule, {"cluster": {}, "node": {}, "role": "control_plane"}).run(task_vars={})
+        action_plugin(module.ActionModule, {"cluster": {}, "node": {}, "role": "control_plane"}).run(task_vars={})
     assert info.value.message.startswith("pki_dir is empty on a control-plane host")
 
 
-def test_a_relative_controller_file_is_taken_from_the_directory_the_run_started_in(tmp_path, monkeypatch):
+def test_a_relative_controller_file_is_taken_from_the_directory_the_run_started_in(tmp_path, monkeypatch, action_plugin):
     (tmp_path / "installer.yaml").write_text("x")
     monkeypatch.chdir(tmp_path)
-    plugin = _plugin(Raising, dict(KUBEADM_CONFIG_ARGS))
+    plugin = action_plugin(Raising, dict(KUBEADM_CONFIG_ARGS))
     assert plugin.controller_file("installer.yaml") == str(tmp_path / "installer.yaml")
     assert plugin.controller_file(str(tmp_path / "installer.yaml")) == str(tmp_path / "installer.yaml")
 
 
-def test_a_missing_relative_controller_file_falls_back_to_ansibles_search(tmp_path, monkeypatch):
+def test_a_missing_relative_controller_file_falls_back_to_ansibles_search(tmp_path, monkeypatch, action_plugin):
     monkeypatch.chdir(tmp_path)
-    plugin = _plugin(Raising, dict(KUBEADM_CONFIG_ARGS))
+    plugin = action_plugin(Raising, dict(KUBEADM_CONFIG_ARGS))
     plugin._find_needle = MagicMock(return_value="/role/files/installer.yaml")
     assert plugin.controller_file("installer.yaml") == "/role/files/installer.yaml"
     plugin._find_needle.assert_called_once_with("files", "installer.yaml")

@@ -31,16 +31,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "..
 import example  # noqa: E402
 import metalk8s  # noqa: E402
 
-MISSING = metalk8s.missing_tools()
-# Not a skip: `make setup` installs these tools, and a test that skips in CI proves nothing.
-NEEDS = "needs %s (Debian packages: %s; `make setup` installs them)" % (
-    ", ".join(sorted(MISSING)), ", ".join(sorted(set(MISSING.values()))))
-
 
 @pytest.fixture()
 def tools():
-    if MISSING:
-        pytest.fail(NEEDS)
+    """Not a skip: `make setup` installs these tools, and a test that skips in CI proves nothing."""
+    metalk8s.require_tools()
 
 
 needs_tools = pytest.mark.usefixtures("tools")
@@ -105,8 +100,7 @@ def manifest_digest(root, image=APP):
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory):
-    if MISSING:
-        pytest.fail(NEEDS)
+    metalk8s.require_tools()
     root = tmp_path_factory.mktemp("dirimages")
     metalk8s.write_dir_images(str(root / "images"), "1.0.0")
     return str(root)
@@ -121,8 +115,6 @@ def tree(pristine, tmp_path):
 
 @pytest.fixture(scope="module")
 def iso(tmp_path_factory):
-    if MISSING:
-        pytest.fail(NEEDS)
     return metalk8s.build(str(tmp_path_factory.mktemp("iso")), "1.0.0")
 
 
