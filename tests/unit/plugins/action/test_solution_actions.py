@@ -17,8 +17,6 @@ CONF = importlib.import_module("ansible_collections.mooring.cluster.plugins.acti
 MK_LABEL = "solutions.metalk8s.scality.com/environment"
 
 
-
-
 # What the role's k8s_info loop returns, flattened: list items carry no kind.
 OBJECTS = [
     {"metadata": {"name": "prod-a", "labels": {MK_LABEL: "prod"},

@@ -20,8 +20,6 @@ import metalk8s  # noqa: E402
 ARCHIVE = importlib.import_module("ansible_collections.mooring.cluster.plugins.action.solution_archive").ActionModule
 
 
-
-
 @pytest.fixture(scope="module")
 def iso(tmp_path_factory):
     # build() raises when skopeo or genisoimage is missing: a failure, not a skip
@@ -30,7 +28,7 @@ def iso(tmp_path_factory):
 
 def test_a_metalk8s_iso_is_trusted_by_its_sha256sum_and_rendered(iso, tmp_path, action_plugin):
     out = action_plugin(ARCHIVE, {"path": iso, "require_trust": True, "export_dir": str(tmp_path),
-                            "image_prefix": "solutions.mooring.local"}).run(task_vars={})
+                                  "image_prefix": "solutions.mooring.local"}).run(task_vars={})
     assert out["changed"] and out["flavour"] == "metalk8s"
     assert out["trust"] == {"kind": "sha256sum", "detail": os.path.join(os.path.dirname(iso), "SHA256SUM")}
     assert [i["ref"] for i in out["images"]] == [

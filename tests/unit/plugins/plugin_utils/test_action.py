@@ -144,8 +144,6 @@ def test_the_argument_spec_is_what_the_stub_documents(name, docs):
 # The base class's run(): a real ActionBase, built from mocks as ansible's own unit tests do.
 
 
-
-
 KUBEADM_CONFIG_ARGS = {"cluster": {}, "node": {}, "role": "worker"}
 
 
