@@ -73,13 +73,14 @@ def image_list(version, alias_tag=ALIAS_TAG):
     return images + ([(APP, alias_tag)] if alias_tag else [])
 
 
-def write_dir_images(dest, version, alias_tag=ALIAS_TAG):
-    """Write the example's images into ``dest`` (the tree's images/) in skopeo's dir: format, hard-linked."""
+def write_dir_images(dest, version, alias_tag=ALIAS_TAG, manifest_format="v2s2"):
+    """Write the example's images into ``dest`` (the tree's images/) in skopeo's dir: format, hard-linked;
+    ``manifest_format`` is skopeo's ``--format``: ``v2s2`` (docker, as MetalK8s's builds) or ``oci``."""
     with tempfile.TemporaryDirectory() as tmp:
         example.write_images(tmp, version)
         for name, tag in image_list(version, alias_tag):
             os.makedirs(os.path.join(dest, name), exist_ok=True)
-            _run(["skopeo", "--insecure-policy", "--override-os", "linux", "copy", "--quiet", "--format", "v2s2",
+            _run(["skopeo", "--insecure-policy", "--override-os", "linux", "copy", "--quiet", "--format", manifest_format,
                   "--dest-compress", "oci:%s" % os.path.join(tmp, name, version), "dir:%s" % os.path.join(dest, name, tag)])
     _run(["hardlink", "-c", dest])
 
@@ -141,14 +142,16 @@ def write_ui(dest, version):
     _dump(os.path.join(dest, "ui", "deployment.yaml"), [ui])
 
 
-def write_source(dest, version, image_maps=False, spec_images=True, ui=True, alias_tag=ALIAS_TAG):
+def write_source(dest, version, image_maps=False, spec_images=True, ui=True, alias_tag=ALIAS_TAG,
+                 manifest_format="v2s2"):
     """Write the MetalK8s source tree of the example solution ``version`` into ``dest``; return ``dest``.
 
     ``image_maps`` writes spec.images as {name, tag} maps; ``spec_images=False`` leaves spec.images
     out (MetalK8s then lists every images/<name>/<tag>/); ``ui=False`` leaves ui/ out;
-    ``alias_tag=None`` ships the app image once (then no blob is hard-linked, only the version files)."""
+    ``alias_tag=None`` ships the app image once (then no blob is hard-linked, only the version files);
+    ``manifest_format="oci"`` writes OCI image manifests instead of docker v2s2."""
     os.makedirs(dest, exist_ok=True)
-    write_dir_images(os.path.join(dest, "images"), version, alias_tag)
+    write_dir_images(os.path.join(dest, "images"), version, alias_tag, manifest_format)
     with open(os.path.join(dest, "manifest.yaml"), "w") as f:
         yaml.safe_dump(manifest(version, image_list(version, alias_tag), image_maps, spec_images), f, sort_keys=False)
     write_operator(dest, version)

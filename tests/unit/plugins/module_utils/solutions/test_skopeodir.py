@@ -133,6 +133,30 @@ def test_skopeo_dir_images_validate_with_skopeos_digest(tree):
 
 
 @needs_tools
+def test_oci_manifests_in_dir_images_validate_and_export(tmp_path):
+    """skopeo's dir: with ``--format oci`` (OCI image manifests) in a MetalK8s ISO: valid, and
+    exported to containerd's OCI archives as they are."""
+    iso = metalk8s.build(str(tmp_path), "1.0.0", manifest_format="oci")
+    files = Files.archive(iso)
+    assert json.loads(files.data[APP + "/manifest.json"])["config"]["mediaType"] == \
+        "application/vnd.oci.image.config.v1+json"
+    digests = files.images(normalised(IMAGES))
+    assert files.problems == []
+    assert digests[("example-app", "1.0.0")] == "sha256:" + files.digest(APP + "/manifest.json")
+    summary = {"name": "example", "version": "1.0.0", "flavour": "metalk8s",
+               "images": [{"name": n, "tag": t, "digest": digests[(n, t)]} for n, t in IMAGES]}
+    exported, _changed = solution_images.export_images(iso, summary, "registry.local:5000", str(tmp_path / "out"))
+    assert len(exported) == len(IMAGES)
+    for img in exported:
+        with tarfile.open(img["file"]) as tar:
+            desc = json.load(tar.extractfile("index.json"))["manifests"][0]
+        assert desc["digest"] == img["digest"] and desc["mediaType"] == "application/vnd.oci.image.manifest.v1+json"
+        raw = subprocess.run(["skopeo", "inspect", "--raw", "oci-archive:" + img["file"]],
+                             check=True, capture_output=True).stdout
+        assert raw == files.data["images/%s/%s/manifest.json" % (img["name"], img["tag"])]
+
+
+@needs_tools
 def test_the_fixture_hard_links_shared_blobs(pristine):
     app, alias = os.path.join(pristine, APP), os.path.join(pristine, "images/example-app/latest")
     for name in os.listdir(app):
