@@ -6,6 +6,9 @@
 # upstream images), prints a summary per host, then runs the same install again and checks that
 # it changed nothing. Run as root on Debian/Ubuntu; the scripts install what they need.
 set -euo pipefail
+# Our own stdin: buildah, skopeo and podman set O_NONBLOCK on an inherited stdin, and that flag
+# stays on the caller's terminal or file (ansible and ansible-test then refuse to start).
+exec < /dev/null
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 export MOORING_CACHE_DIR=${MOORING_CACHE_DIR:-/var/cache/mooring}

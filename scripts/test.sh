@@ -17,6 +17,9 @@
 # Usage: scripts/test.sh all|fast|lint|unit [LINE]|sanity [LINE]|matrix|docs|package|ee|integration [SCENARIO]
 #   LINE: an ansible-core line, 2.17, 2.18 or 2.19 (the default, .venv's)
 set -euo pipefail
+# Our own stdin: buildah, skopeo and podman set O_NONBLOCK on an inherited stdin, and that flag
+# stays on the caller's terminal or file (ansible and ansible-test then refuse to start).
+exec < /dev/null
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 export PATH="$ROOT/.venv/bin:$PATH"

@@ -27,6 +27,9 @@
 # `tests/mirror/serve.py` serves the same directory over http on 127.0.0.1 and
 # `tests/mirror/overlay.py --base-url URL` writes an overlay pointing there.
 set -euo pipefail
+# Our own stdin: buildah, skopeo and podman set O_NONBLOCK on an inherited stdin, and that flag
+# stays on the caller's terminal or file (ansible and ansible-test then refuse to start).
+exec < /dev/null
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 CACHE=${MOORING_CACHE_DIR:-/var/cache/mooring}
