@@ -17,8 +17,9 @@
 # Usage: scripts/test.sh all|fast|lint|unit [LINE]|sanity [LINE]|matrix|docs|package|ee|integration [SCENARIO]
 #   LINE: an ansible-core line, 2.17, 2.18 or 2.19 (the default, .venv's)
 set -euo pipefail
-# Our own stdin: buildah, skopeo and podman set O_NONBLOCK on an inherited stdin, and that flag
-# stays on the caller's terminal or file (ansible and ansible-test then refuse to start).
+# Our own stdin, for every stage: ansible and ansible-test refuse a non-blocking one (some CI
+# runners hand one down), and buildah, skopeo and podman set O_NONBLOCK on the stdin they inherit,
+# which would stay on the caller's terminal or file.
 exec < /dev/null
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -41,7 +42,7 @@ run_lint() {
   python tests/sanity/import_check.py
   yamllint -s .
   scripts/shellcheck.sh
-  ansible-lint --profile production < /dev/null  # ansible refuses a non-blocking stdin (some CI runners hand one down)
+  ansible-lint --profile production
 }
 
 run_unit() {  # run_unit [LINE]: pytest under ansible-core LINE (default: .venv's 2.19)
