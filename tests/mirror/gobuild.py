@@ -26,6 +26,8 @@ import subprocess
 import sys
 import time
 
+from overlay import sha256_file  # the mirror's own helper (same folder)
+
 # Bump when the way outputs are made changes (it is part of every key).
 LAYOUT = 1
 EPOCH_DATE = "1970-01-01T00:00:00Z"  # builds are reproducible; upstream stamps its own release date
@@ -189,8 +191,7 @@ def recipe_key(name, version, gover):
     recipe = RECIPES[name]
     flags = recipe["ldflags"](version, "COMMIT")
     local = recipe.get("local")
-    sources = {f: hashlib.sha256(open(os.path.join(local, f), "rb").read()).hexdigest()
-               for f in sorted(os.listdir(local))} if local else None
+    sources = {f: sha256_file(os.path.join(local, f)) for f in sorted(os.listdir(local))} if local else None
     material = json.dumps({"layout": LAYOUT, "local": sources, "name": name, "version": version, "go": gover,
                            "modules": recipe["modules"], "programs": recipe["programs"], "flags": flags,
                            "tags": recipe.get("tags"), "cgo": recipe.get("cgo", False),
