@@ -109,6 +109,9 @@ RECIPES = {
         "modules": ["github.com/flannel-io/flannel"],
         "programs": {"flanneld": "github.com/flannel-io/flannel"},
         "ldflags": lambda version, commit: ["-X github.com/flannel-io/flannel/pkg/version.Version=v%s" % version],
+        # As its Makefile on amd64: cgo (the UDP backend), linked statically.
+        "cgo": True,
+        "extldflags": "-static",
     },
     # NOT upstream: flannel's CNI plugin (github.com/flannel-io/cni-plugin) is not served by the Go module
     # proxy here; this is the lab's stand-in for it, a module of this tree (tests/mirror/flannelcni).
