@@ -10,8 +10,8 @@ version_added: 0.1.0
 description:
   - Runs on the controller. Reads the lock file (C(installer.lock.yaml)), checks its digest as every other reader
     of the lock does, and returns the values the lifecycle playbooks pass to the roles - the Kubernetes version,
-    image refs and options, the API endpoint, the etcd topology, the cluster name, the add-ons, the kubeadm
-    boundary and, with O(groups), what the install does on each host.
+    image refs and options, the API endpoint, the etcd topology, containerd's config.toml version, the cluster name,
+    the add-ons, the kubeadm boundary and, with O(groups), what the install does on each host.
   - A malformed lock fails the task with one line naming the field.
   - Changes nothing.
 author:
@@ -149,6 +149,14 @@ etcd_topology:
   returned: always
   type: str
   sample: external
+containerd_config_version:
+  description:
+    - The C(version) of containerd's C(config.toml) for the lock's containerd (the containerd role's
+      C(containerd_config_version)) - 3 from containerd 2.1 on; 2 for 1.x, for 2.0 (which migrates it at start) and
+      when the lock has no containerd add-on.
+  returned: always
+  type: int
+  sample: 3
 proxy:
   description:
     - The lock's HTTP proxy (null without one) - C(http), C(https), C(no_proxy) (loopback, the spec's C(noProxy), the pod

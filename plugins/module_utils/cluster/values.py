@@ -4,13 +4,15 @@
 
 :func:`lock_values` turns a loaded lock (``load_lock``) into plain values: the Kubernetes version,
 image refs and options, the API endpoint, the HA endpoint (keepalived VIP), the etcd topology, the cluster name, the add-ons, the
-kubeadm boundary and, given the inventory's groups, what the install does on each host. The
+kubeadm boundary, containerd's config.toml version and, given the inventory's groups, what the install does on each host. The
 playbooks pass these to the roles as data (action ``mooring.cluster.lock_values``) instead of
 reading the lock's shape in Jinja. Plain data in, plain data out; a malformed lock raises
 :class:`LockError` with one line naming the field.
 """
 
 from __future__ import annotations
+
+import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import boundary, install_plan
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import KubeadmError, parse_version
@@ -27,6 +29,11 @@ ETCD_TOPOLOGIES = ("external", "stacked")
 DEFAULT_ARCH = "amd64"
 # Scheduled etcd snapshots kept per host when the spec does not say (RKE2 keeps 5 too).
 DEFAULT_BACKUP_KEEP = 5
+# containerd's config.toml version for the containerd role: 3 from containerd 2.1, the first whose version 3 has
+# the CRI plugin's `cni.bin_dirs` (2.0's has only `bin_dir`, which 2.1 deprecates); 2 before (1.x's own; 2.0
+# still reads it, migrated at start).
+CONTAINERD_CONFIG_V3_FROM = (2, 1)
+_CONTAINERD_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.|$)")
 
 
 class LockValuesError(MooringError):
@@ -112,6 +119,18 @@ def _etcd_topology(addons, where):
     if topology not in ETCD_TOPOLOGIES:
         raise LockError("%s: addons.etcd.options.topology: %r is not %s" % (where, topology, " or ".join(ETCD_TOPOLOGIES)))
     return topology
+
+
+def _containerd_config_version(addons, where):
+    """The config.toml version (2 or 3) for the lock's containerd; 2 when the lock has none."""
+    if "containerd" not in addons:
+        return 2
+    field = "addons.containerd.version"
+    version = _string(addons["containerd"].get("version"), field, where)
+    match = _CONTAINERD_VERSION.match(version)
+    if not match:
+        raise LockError("%s: %s: %r is not a containerd version like 2.1.9" % (where, field, version))
+    return 3 if tuple(int(n) for n in match.groups()) >= CONTAINERD_CONFIG_V3_FROM else 2
 
 
 def _api_endpoint(options, control_plane_address, where):
@@ -239,6 +258,7 @@ def lock_values(lock, control_plane_address=None, groups=None, arch=DEFAULT_ARCH
         "api_endpoint": api_endpoint,
         "etcd_topology": _etcd_topology(addons, where),
         "etcd_backup": _etcd_backup(addons, where),
+        "containerd_config_version": _containerd_config_version(addons, where),
         "proxy": _proxy(lock, options, api_endpoint, addresses, where),
         "ha_endpoint": _ha_endpoint(options, where),
         "addons": addons,

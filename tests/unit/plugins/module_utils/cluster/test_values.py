@@ -72,6 +72,7 @@ def test_every_field_of_a_real_catalog_lock(lock):
     assert values["api_endpoint"] == "10.0.0.11:6443"
     assert values["etcd_topology"] == "external"
     assert values["etcd_backup"] is None
+    assert values["containerd_config_version"] == 3  # containerd 2.1.9
     assert values["proxy"] is None
     assert values["addons"] == lock["addons"]
     assert values["boundary"] == {"artifacts": [], "images": []}
@@ -80,7 +81,8 @@ def test_every_field_of_a_real_catalog_lock(lock):
     assert values["plans"] == {}
     assert values["host_preflights"] == {}
     assert sorted(values) == sorted(["digest", "kubernetes_version", "kubernetes_images", "kubernetes_options",
-                                     "cluster_name", "api_endpoint", "ha_endpoint", "etcd_topology", "etcd_backup", "proxy", "addons",
+                                     "cluster_name", "api_endpoint", "ha_endpoint", "etcd_topology", "etcd_backup",
+                                     "containerd_config_version", "proxy", "addons",
                                      "boundary", "boundary_missing", "kubeadm_ready", "plans", "host_preflights",
                                      "installer_spec"])
     assert values["ha_endpoint"] is None
@@ -133,6 +135,31 @@ def test_a_lock_with_a_bad_etcd_backup_is_refused_naming_the_field(backup, messa
     lock["addons"]["etcd"]["options"]["backup"] = backup
     with pytest.raises(LockError, match=message):
         lock_values(lock)
+
+
+@pytest.mark.parametrize("requested, config_version", [
+    ("1.7.x", 2),
+    ("2.0.x", 2),  # 2.0's version 3 has no cni.bin_dirs; it reads version 2
+    ("2.1.x", 3),
+    ("2.3.x", 3),
+])
+def test_containerd_config_version_from_the_locked_containerd(requested, config_version):
+    lock = _lock(dict(SPEC, containerd={"version": requested}))
+    assert lock["addons"]["containerd"]["version"].startswith(requested[:-1])  # the catalog's newest of that minor
+    assert lock_values(lock)["containerd_config_version"] == config_version
+
+
+@pytest.mark.parametrize("version, config_version", [("1.6.20", 2), ("v2.1.0", 3), ("2.10", 3), ("3.0.0-rc.1", 3)])
+def test_containerd_config_version_of_any_version_string(lock, version, config_version):
+    lock = copy.deepcopy(lock)
+    lock["addons"]["containerd"]["version"] = version  # the lab's overlay pins Debian's 1.6.20
+    assert lock_values(lock)["containerd_config_version"] == config_version
+
+
+def test_containerd_config_version_without_containerd_is_2():
+    lock = _lock({k: v for k, v in SPEC.items() if k != "containerd"})
+    assert "containerd" not in lock["addons"]
+    assert lock_values(lock)["containerd_config_version"] == 2
 
 
 def test_the_proxy_with_the_cluster_s_own_addresses_never_proxied():
@@ -270,6 +297,8 @@ K8S = ("addons", "kubernetes")
     (_set(("addons", "etcd"), None), "addons.etcd is not a mapping"),
     (_set(("addons", "etcd", "options"), "stacked"), "addons.etcd.options is not a mapping"),
     (_set(("addons", "etcd", "options", "topology"), "hybrid"), "addons.etcd.options.topology: 'hybrid' is not external or stacked"),
+    (_set(("addons", "containerd", "version"), None), "addons.containerd.version is not a non-empty string"),
+    (_set(("addons", "containerd", "version"), "latest"), "addons.containerd.version: 'latest' is not a containerd version"),
     (_set(("addons", "calico", "artifacts"), {}), "addons.calico.artifacts is not a list"),
     (_set(("addons", "calico", "artifacts"), ["calico.yaml"]), r"addons.calico.artifacts\[0\] is not a mapping"),
     (_set(K8S + ("artifacts",), [None]), r"addons.kubernetes.artifacts\[0\] is not a mapping"),
