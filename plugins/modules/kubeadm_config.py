@@ -33,8 +33,11 @@ options:
         C(service_cidr), C(cluster_domain), C(certificates_dir), C(images) (the lock's image refs),
         C(etcd_topology) (C(external) or C(stacked)), C(etcd_endpoints), C(etcd_ca_file), C(etcd_cert_file),
         C(etcd_key_file), C(api_server_extra_args), C(controller_manager_extra_args), C(scheduler_extra_args),
-        C(api_server_cert_sans), C(kubelet) (the spec's C(kubelet) fields), C(kube_proxy_mode),
-        C(skip_kube_proxy), C(control_plane_timeout), C(discovery_timeout).
+        C(api_server_cert_sans), C(kubelet) (the spec's C(kubelet) fields), C(kube_proxy) (the spec's C(kubeProxy)
+        fields; its C(mode) wins over C(kube_proxy_mode)), C(kube_proxy_mode), C(skip_kube_proxy),
+        C(control_plane_timeout), C(discovery_timeout).
+      - The kubelet's C(failCgroupV1=false) also adds C(SystemVerification) to every host's
+        C(ignorePreflightErrors) (kubeadm's check fails on cgroup v1).
     type: dict
     required: true
   node:

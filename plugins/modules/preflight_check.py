@@ -145,6 +145,13 @@ options:
         check mode (it writes).
       - Merged over the defaults.
     type: dict
+  kubernetes:
+    description:
+      - The Kubernetes the hosts are to run - C(version) (the lock's) and C(kubelet) (the installer spec's
+        C(kubernetes.kubelet)). On a host with cgroup v1 (or hybrid), from Kubernetes 1.35 the C(cgroup) check fails
+        (the kubelet refuses to start there) unless C(kubelet.failCgroupV1) is V(false), then it warns; O(ignore)
+        cannot skip that failure. Before 1.35 cgroup v1 passes with a note; without a version it warns.
+    type: dict
   max_clock_offset:
     description:
       - O(scope=inventory). Seconds a host's clock may be from the controller's; beyond it (with the measurement's
@@ -375,6 +382,7 @@ class PreflightCheck(MooringModule):
         "networks": {"type": "dict"},
         "etcd_disk": {"type": "dict"},
         "max_clock_offset": {"type": "float", "default": 2.0},
+        "kubernetes": {"type": "dict"},
     }
 
     def __init__(self):
@@ -390,7 +398,7 @@ class PreflightCheck(MooringModule):
             return self.documents()
         cfg = settings(p["thresholds"], p["disks"], p["ports"], p["distributions"], p["kernel_features"],
                        p["ignore"], p["install_configures"], networks=p["networks"], etcd_disk=p["etcd_disk"],
-                       max_clock_offset=p["max_clock_offset"])
+                       max_clock_offset=p["max_clock_offset"], kubernetes=p["kubernetes"])
         if p["scope"] == "inventory":
             return self.inventory(cfg)
         return self.host(cfg)

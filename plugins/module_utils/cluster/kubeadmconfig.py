@@ -94,11 +94,69 @@ CLUSTER_DEFAULTS = {
     "scheduler_extra_args": {},
     "api_server_cert_sans": [],
     "kubelet": {},
+    "kube_proxy": {},
     "kube_proxy_mode": "iptables",
     "skip_kube_proxy": False,
     "control_plane_timeout": "4m0s",
     "discovery_timeout": "5m0s",
 }
+
+
+PROXY_MODES = ("iptables", "ipvs", "nftables")
+# The kubelet refuses cgroup v1 unless its configuration says failCgroupV1: false (the option exists from
+# Kubernetes 1.31, its default is true from 1.35), and kubeadm's SystemVerification preflight fails there.
+FAIL_CGROUP_V1_FROM = (1, 31)
+CGROUP_V1_PREFLIGHT_ERROR = "SystemVerification"
+# The kubelet's imageGCLowThresholdPercent (its default, which the spec does not change): the high threshold
+# must be above it or the kubelet refuses its configuration.
+IMAGE_GC_LOW_THRESHOLD = 80
+
+
+def _is_int(value, low, high):
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _is_string_map(value):
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+
+
+# The spec's fields checked here (the installer spec's schema checks them first; this module is also
+# called with plain data): field -> (test, what the value must be).
+KUBELET_FIELDS = {
+    "cgroupDriver": (lambda v: v in ("systemd", "cgroupfs"), "systemd or cgroupfs"),
+    "failCgroupV1": (lambda v: isinstance(v, bool), "true or false"),
+    "evictionHard": (_is_string_map, "a mapping of eviction signal to threshold (strings)"),
+    "imageGCHighThresholdPercent": (lambda v: _is_int(v, IMAGE_GC_LOW_THRESHOLD + 1, 100),
+                                    "a whole number from %d to 100 (above the kubelet's imageGCLowThresholdPercent, "
+                                    "%d)" % (IMAGE_GC_LOW_THRESHOLD + 1, IMAGE_GC_LOW_THRESHOLD)),
+}
+KUBE_PROXY_FIELDS = {
+    "mode": (lambda v: v in PROXY_MODES, "iptables, ipvs or nftables"),
+    "conntrackMaxPerCore": (lambda v: _is_int(v, 0, 2 ** 31 - 1), "a whole number from 0 (0: leave nf_conntrack_max "
+                                                                   "as it is)"),
+}
+
+
+def field_problems(values, fields, path):
+    """One line per field of ``values`` (a mapping, or nothing) that ``fields`` refuses, naming its path and value."""
+    if not isinstance(values or {}, dict):
+        return ["%s: %r is not a mapping" % (path, values)]
+    return ["%s.%s: %r is not %s" % (path, name, (values or {})[name], want)
+            for name, (test, want) in sorted(fields.items()) if name in (values or {}) and not test(values[name])]
+
+
+def allows_cgroup_v1(kubelet):
+    """Whether the spec's kubelet settings say it may run on cgroup v1 (``failCgroupV1: false``)."""
+    return (kubelet or {}).get("failCgroupV1") is False
+
+
+def preflight_errors_ignored(given, kubelet):
+    """kubeadm's ``ignorePreflightErrors``: ``given``, plus SystemVerification when the kubelet may run on
+    cgroup v1 (that check fails there); sorted, each once (kubeadm compares them in lower case)."""
+    out = {}
+    for name in list(given or []) + ([CGROUP_V1_PREFLIGHT_ERROR] if allows_cgroup_v1(kubelet) else []):
+        out.setdefault(str(name).lower(), str(name))
+    return sorted(out.values())
 
 
 def normalize(cluster, node=None):
@@ -124,11 +182,13 @@ def normalize(cluster, node=None):
     if not c["control_plane_endpoint"]:
         problems.append("kubernetes.controlPlaneEndpoint: empty; set it (HOST:PORT) or let the playbook derive it "
                         "from the first control-plane host")
-    if c["kube_proxy_mode"] not in ("iptables", "ipvs", "nftables"):
+    # The spec's kubeProxy.mode, else the caller's kube_proxy_mode (the kubeadm role's kubeadm_kube_proxy_mode).
+    if isinstance(c["kube_proxy"], dict) and c["kube_proxy"].get("mode") in PROXY_MODES:
+        c["kube_proxy_mode"] = c["kube_proxy"]["mode"]
+    if c["kube_proxy_mode"] not in PROXY_MODES:
         problems.append("kube-proxy mode: %r is not iptables, ipvs or nftables" % c["kube_proxy_mode"])
-    cgroup = (c["kubelet"] or {}).get("cgroupDriver", "systemd")
-    if cgroup not in ("systemd", "cgroupfs"):
-        problems.append("kubernetes.kubelet.cgroupDriver: %r is not systemd or cgroupfs" % cgroup)
+    problems.extend(field_problems(c["kubelet"], KUBELET_FIELDS, "kubernetes.kubelet"))
+    problems.extend(field_problems(c["kube_proxy"], KUBE_PROXY_FIELDS, "kubernetes.kubeProxy"))
     if node is not None and not n["name"]:
         problems.append("node name: empty (the inventory host name is used by default)")
     if problems:
@@ -150,8 +210,9 @@ def _node_registration(c, n, control_plane):
         kubelet_args.setdefault("node-ip", n["advertise_address"])
     if kubelet_args:
         reg["kubeletExtraArgs"] = extra_args(kubelet_args, c["api_version"])
-    if n["ignore_preflight_errors"]:
-        reg["ignorePreflightErrors"] = sorted(n["ignore_preflight_errors"])
+    ignored = preflight_errors_ignored(n["ignore_preflight_errors"], c["kubelet"])
+    if ignored:
+        reg["ignorePreflightErrors"] = ignored
     return reg
 
 
@@ -210,12 +271,23 @@ def kubelet_configuration(c):
     }
     if k.get("maxPods"):
         doc["maxPods"] = int(k["maxPods"])
+    if k.get("evictionHard"):
+        doc["evictionHard"] = dict(sorted(k["evictionHard"].items()))
+    if k.get("imageGCHighThresholdPercent") is not None:
+        doc["imageGCHighThresholdPercent"] = int(k["imageGCHighThresholdPercent"])
+    # Only false is written: true is the kubelet's own default from 1.35, and older kubelets lack the option.
+    if allows_cgroup_v1(k) and parse_version(c["kubernetes_version"])[:2] >= FAIL_CGROUP_V1_FROM:
+        doc["failCgroupV1"] = False
     return doc
 
 
 def kube_proxy_configuration(c):
-    return {"apiVersion": KUBEPROXY_API, "kind": "KubeProxyConfiguration", "mode": c["kube_proxy_mode"],
-            "clusterCIDR": c["pod_cidr"]}
+    doc = {"apiVersion": KUBEPROXY_API, "kind": "KubeProxyConfiguration", "mode": c["kube_proxy_mode"],
+           "clusterCIDR": c["pod_cidr"]}
+    per_core = (c["kube_proxy"] or {}).get("conntrackMaxPerCore")
+    if per_core is not None:  # 0: kube-proxy leaves nf_conntrack_max as it is (a container cannot set it)
+        doc["conntrack"] = {"maxPerCore": int(per_core)}
+    return doc
 
 
 def init_configuration(c, n):

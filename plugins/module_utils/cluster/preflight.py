@@ -26,6 +26,7 @@ import copy
 import ipaddress
 import re
 
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import KubeadmError, parse_version
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 
@@ -101,13 +102,18 @@ DEFAULT_ETCD_DISK = {"path": "/var/lib/etcd", "roles": ["etcd"], "warn_p99_ms": 
 # Clocks: a host this far from the controller (where the PKI is made and dated) fails, beyond the
 # measurement's own error bound.
 DEFAULT_MAX_CLOCK_OFFSET = 2.0
+# From this minor the kubelet refuses to start on cgroup v1 unless its configuration says failCgroupV1: false (its
+# default turned true), and kubeadm's SystemVerification preflight fails there: the installer spec's option that
+# tells both (plugins/module_utils/cluster/kubeadmconfig.py renders it).
+CGROUP_V1_REFUSED_FROM = (1, 35)
+CGROUP_V1_OPTION = "spec.kubernetes.kubelet.failCgroupV1: false"
 HOSTNAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$")
 
 
 # ---------------------------------------------------------------- settings
 
 def settings(thresholds=None, disks=None, ports=None, distributions=None, kernel_features=None, ignore=None,
-             install_configures=None, networks=None, etcd_disk=None, max_clock_offset=None):
+             install_configures=None, networks=None, etcd_disk=None, max_clock_offset=None, kubernetes=None):
     """Validated settings: user values merged over the defaults. Raises PreflightError.
 
     ``install_configures`` None means the default (every check the install configures);
@@ -138,10 +144,12 @@ def settings(thresholds=None, disks=None, ports=None, distributions=None, kernel
     if not isinstance(clock, (int, float)) or isinstance(clock, bool) or clock <= 0:
         problems.append("max_clock_offset: seconds, a number above 0, got %r" % (clock,))
     dist = _distributions(distributions, problems)
+    kube = _kubernetes(kubernetes, problems)
     if problems:
         raise PreflightError("invalid preflight settings", problems)
     return {"thresholds": th, "disks": dk, "ports": pt, "distributions": dist, "kernel_features": kf,
-            "ignore": ig, "install_configures": ic, "networks": nets, "etcd_disk": ed, "max_clock_offset": float(clock)}
+            "ignore": ig, "install_configures": ic, "networks": nets, "etcd_disk": ed, "max_clock_offset": float(clock),
+            "kubernetes": kube}
 
 
 def _thresholds(thresholds, problems):
@@ -230,6 +238,27 @@ def _etcd_disk(etcd_disk, problems):
         if not isinstance(ed[key], (int, float)) or isinstance(ed[key], bool) or not low <= ed[key] <= high:
             problems.append("etcd_disk.%s: a number from %s to %s, got %r" % (key, low, high, ed[key]))
     return ed
+
+
+def _kubernetes(kubernetes, problems):
+    """The Kubernetes the hosts are to run, as the cgroup check needs it: ``{version, minor, allows_cgroup_v1}``
+    from ``{version, kubelet}`` (the lock's version and the spec's kubernetes.kubelet); ``minor`` is None without
+    a version (preflight run alone, no lock)."""
+    given = kubernetes or {}
+    unknown = sorted(set(given) - {"version", "kubelet"}, key=str)
+    if unknown:
+        problems.append("kubernetes: unknown key(s) %s (use version, kubelet)" % ", ".join(map(str, unknown)))
+    version, kubelet, minor = str(given.get("version") or ""), given.get("kubelet") or {}, None
+    if version:
+        try:
+            minor = parse_version(version, "kubernetes.version")[:2]
+        except KubeadmError as exc:
+            problems.append(str(exc))
+    if not isinstance(kubelet, dict) or not isinstance(kubelet.get("failCgroupV1", True), bool):
+        problems.append("kubernetes.kubelet: %r is not the spec's kubelet settings (failCgroupV1 true or false)"
+                        % (kubelet,))
+        kubelet = {}
+    return {"version": version, "minor": minor, "allows_cgroup_v1": kubelet.get("failCgroupV1") is False}
 
 
 def platforms_text(distributions=None):

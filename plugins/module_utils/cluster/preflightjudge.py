@@ -11,6 +11,8 @@ from __future__ import annotations
 import ipaddress
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import (
+    CGROUP_V1_OPTION,
+    CGROUP_V1_REFUSED_FROM,
     CLUSTER_DEVICES,
     DEFAULT_INSTALL_CONFIGURES,
     KERNEL_FEATURES,
@@ -80,7 +82,7 @@ def judge_host(facts, roles, cfg):
     res.append(judge_swap(facts, configures))
     res.append(judge_ports(facts, roles, cfg["ports"]))
     res.extend(judge_kernel(k, configures, cfg["kernel_features"]))
-    res.append(judge_cgroup(facts))
+    res.append(judge_cgroup(facts, cfg.get("kubernetes")))
     res.append(result("systemd", "pass", "systemd is PID 1") if facts.get("systemd")
                else result("systemd", "fail", "systemd is not running as init (%s): the roles manage services "
                            "with systemd" % (facts.get("init") or "unknown")))
@@ -200,14 +202,33 @@ def judge_kernel(k, configures, kernel_features):
     return res
 
 
-def judge_cgroup(facts):
-    """cgroup v2 passes; v1 and hybrid warn (Kubernetes keeps v1 in maintenance mode)."""
+TO_V2 = "boot the host with systemd.unified_cgroup_hierarchy=1 for cgroup v2"
+
+
+def judge_cgroup(facts, kubernetes=None):
+    """cgroup v2 passes. On v1 (or hybrid) the Kubernetes to run decides (``kubernetes``: settings'): from 1.35
+    its kubelet refuses v1 - a failure naming the spec's option, which preflight_ignore cannot skip, or a warning
+    when the spec sets it; before 1.35 a note; with no version known (no lock), a warning."""
+    k = kubernetes or {}
     cg = facts.get("cgroup")
-    driver = "systemd" if facts.get("init") == "systemd" else "cgroupfs"
+    seen = "cgroup %s, driver %s" % (cg, "systemd" if facts.get("init") == "systemd" else "cgroupfs")
     if cg == "v2":
-        return result("cgroup", "pass", "cgroup v2, driver %s" % driver)
-    return result("cgroup", "warn", "cgroup %s, driver %s: Kubernetes keeps cgroup v1 in maintenance "
-                  "mode; boot with systemd.unified_cgroup_hierarchy=1 for v2" % (cg, driver))
+        return result("cgroup", "pass", seen)
+    if k.get("minor") is None:
+        return result("cgroup", "warn", "%s: Kubernetes keeps cgroup v1 in maintenance mode and its kubelet refuses "
+                      "it from 1.35 unless the installer spec sets %s; %s" % (seen, CGROUP_V1_OPTION, TO_V2))
+    if k["minor"] < CGROUP_V1_REFUSED_FROM:
+        later = "the spec sets %s for 1.35+" if k.get("allows_cgroup_v1") else "from 1.35 the kubelet needs %s here"
+        return result("cgroup", "pass", "%s: fine for Kubernetes %s (%s)" % (seen, k["version"], later % CGROUP_V1_OPTION))
+    if k.get("allows_cgroup_v1"):
+        return result("cgroup", "warn", "%s: Kubernetes %s runs on it only because the spec sets %s (the kubelet is "
+                      "told so and kubeadm ignores its SystemVerification preflight error); cgroup v1 support is "
+                      "deprecated: %s" % (seen, k["version"], CGROUP_V1_OPTION, TO_V2))
+    out = result("cgroup", "fail", "%s: the kubelet of Kubernetes %s refuses to start on cgroup v1 and kubeadm's "
+                 "SystemVerification preflight fails: set %s in the installer spec and resolve the lock again, or %s"
+                 % (seen, k["version"], CGROUP_V1_OPTION, TO_V2))
+    out["ignorable"] = False
+    return out
 
 
 def judge_time_sync(ts):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 import re
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_yaml import load_yaml_1_2
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.schema import API_VERSION, DNS_LABELS, KIND, NODE_PORT_RANGE, found
 
 KURL_API_VERSIONS = ("cluster.kurl.sh/v1beta1", "kurl.sh/v1beta1")
@@ -25,7 +27,8 @@ KURL_MAPPING = {
     "kubernetes": {"version": ("kubernetes", "version"), "serviceCIDR": ("kubernetes", "serviceCIDR"),
                    "clusterName": ("kubernetes", "clusterName"),
                    "loadBalancerAddress": ("kubernetes", "controlPlaneEndpoint"),
-                   "maxPodsPerNode": ("kubernetes", "kubelet.maxPods")},
+                   "maxPodsPerNode": ("kubernetes", "kubelet.maxPods"),
+                   "evictionThresholdResources": ("kubernetes", "kubelet.evictionHard")},
     "containerd": {"version": ("containerd", "version")},
     "calico": {"version": ("calico", "version")},
     "flannel": {"version": ("flannel", "version"), "podCIDR": ("kubernetes", "podCIDR")},
@@ -49,6 +52,9 @@ KURL_MAPPING = {
 # kURL fields mapped only when the value fits here: kURL widens the NodePort range to 80-60000,
 # mooring.cluster keeps Kubernetes' default, so a kURL port outside it is ignored with a warning.
 KURL_NODE_PORTS = {("contour", "httpPort"), ("contour", "httpsPort")}
+# kURL fields whose string kURL writes into the kubelet's configuration as YAML (evictionThresholdResources after
+# `evictionHard:`): read here as the mapping it is; text that is no mapping of strings is ignored with a warning.
+KURL_YAML_MAPPINGS = {("kubernetes", "evictionThresholdResources")}
 # kURL CNIs mooring.cluster does not install: the cluster gets no CNI (kubernetes.cni: none) and
 # the pod network they were given is kept for kubeadm.
 KURL_OTHER_CNIS = {"weave": {"podCIDR": ("kubernetes", "podCIDR")}, "antrea": {"podCIDR": ("kubernetes", "podCIDR")}}
@@ -63,23 +69,46 @@ def _kurl_value(value):
     return None if value is None or value == "" else value
 
 
-def _map_addon(name, values, fields, mapped, unsupported, ignored_ports):
+def _yaml_mapping(text):
+    """The mapping of strings a kURL field's YAML text holds, or None."""
+    try:
+        value = load_yaml_1_2(text, "kURL field") if isinstance(text, str) else None
+    except MooringError:
+        return None
+    ok = isinstance(value, dict) and value and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    return value if ok else None
+
+
+def _unusable(name, field, value):
+    """Why a mapped kURL field's value cannot be used here (a warning), else None."""
+    if (name, field) in KURL_NODE_PORTS and isinstance(value, int) and not isinstance(value, bool) \
+            and not NODE_PORT_RANGE[0] <= value <= NODE_PORT_RANGE[1]:
+        return ("spec.%s.%s: %d is outside the NodePort range %d-%d (kURL widens the range, mooring.cluster keeps "
+                "Kubernetes' default); ignored, the default port is used"
+                % (name, field, value, NODE_PORT_RANGE[0], NODE_PORT_RANGE[1]))
+    if (name, field) in KURL_YAML_MAPPINGS and value is not None and _yaml_mapping(value) is None:
+        return ("spec.%s.%s: %s is not YAML text of a mapping of strings (kURL writes it into the kubelet's "
+                "configuration); ignored" % (name, field, found(value)))
+    return None
+
+
+def _map_addon(name, values, fields, mapped, unsupported, ignored):
     """Copy one kURL add-on's mapped fields into ``mapped``; name its other fields (and in
-    ``ignored_ports`` the warnings for mapped ports that do not fit)."""
+    ``ignored`` the warnings for mapped fields whose value cannot be used)."""
     for field in sorted(values, key=str):
         if field not in fields:
             unsupported.append("spec.%s.%s" % (name, field))
             continue
         value = _kurl_value(values[field])
-        if (name, field) in KURL_NODE_PORTS and isinstance(value, int) and not isinstance(value, bool) \
-                and not NODE_PORT_RANGE[0] <= value <= NODE_PORT_RANGE[1]:
+        why = _unusable(name, field, value)
+        if why:
             unsupported.append("spec.%s.%s" % (name, field))
-            ignored_ports.append("spec.%s.%s: %d is outside the NodePort range %d-%d (kURL widens the range, "
-                                 "mooring.cluster keeps Kubernetes' default); ignored, the default port is used"
-                                 % (name, field, value, NODE_PORT_RANGE[0], NODE_PORT_RANGE[1]))
+            ignored.append(why)
             continue
         if value is None:
             continue
+        if (name, field) in KURL_YAML_MAPPINGS:
+            value = _yaml_mapping(value)
         targets = fields[field]
         for addon, ours in targets if isinstance(targets[0], tuple) else (targets,):
             target = mapped.setdefault(addon, {})
@@ -117,11 +146,11 @@ def _map_addons(spec, mapped, unsupported, warnings, problems):
             continue
         if name not in KURL_SETTINGS:
             mapped.setdefault(name, {})
-        before, ports = len(unsupported), []
-        _map_addon(name, values, fields, mapped, unsupported, ports)
+        before, ignored = len(unsupported), []
+        _map_addon(name, values, fields, mapped, unsupported, ignored)
         warnings.extend("%s: kURL field not supported by mooring.cluster; ignored" % item
-                        for item in unsupported[before:] if not any(p.startswith(item + ":") for p in ports))
-        warnings.extend(ports)
+                        for item in unsupported[before:] if not any(p.startswith(item + ":") for p in ignored))
+        warnings.extend(ignored)
     return no_cni
 
 

@@ -43,6 +43,13 @@ _CIDR = {"type": "string", "minLength": 1}
 NODE_PORT_RANGE = (30000, 32767)
 _PORT = {"type": "integer", "minimum": NODE_PORT_RANGE[0], "maximum": NODE_PORT_RANGE[1]}
 _REGISTRY_HOSTS = {"type": "array", "items": {"type": "string", "minLength": 1}}
+# The kubelet's eviction signals (evictionHard keys) and a threshold: a quantity (100Mi) or a percentage (10%).
+EVICTION_SIGNALS = ("memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available",
+                    "imagefs.inodesFree", "containerfs.available", "containerfs.inodesFree",
+                    "allocatableMemory.available", "pid.available")
+EVICTION_THRESHOLD = r"^[0-9]+(\.[0-9]+)?(%|[KMGTPE]i|[kMGTPE])?$"
+# What a pattern means, in a problem's words.
+PATTERN_HELP = {EVICTION_THRESHOLD: "a quantity (100Mi) or a percentage (10%)"}
 
 ADDON_SCHEMAS = {
     "kubernetes": _addon({
@@ -70,7 +77,25 @@ ADDON_SCHEMAS = {
                 "maxPods": {"type": "integer", "minimum": 10, "maximum": 2500},
                 "cgroupDriver": {"enum": ["systemd", "cgroupfs"]},
                 "failSwapOn": {"type": "boolean"},
+                # false: the kubelet runs on cgroup v1 (it refuses from Kubernetes 1.35 otherwise) and kubeadm
+                # ignores its SystemVerification preflight error there (docs/installer.md).
+                "failCgroupV1": {"type": "boolean"},
+                "evictionHard": {"type": "object", "propertyNames": {"enum": list(EVICTION_SIGNALS)},
+                                 "additionalProperties": {"type": "string", "pattern": EVICTION_THRESHOLD}},
+                # Above the kubelet's imageGCLowThresholdPercent (80, its default), or the kubelet refuses its
+                # configuration; 100 turns image garbage collection off.
+                "imageGCHighThresholdPercent": {"type": "integer", "minimum": 81, "maximum": 100},
                 "extraArgs": {"type": "object", "additionalProperties": {"type": "string"}},
+            },
+        },
+        "kubeProxy": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "mode": {"enum": ["iptables", "ipvs", "nftables"]},
+                # kube-proxy's conntrack.maxPerCore; 0 leaves nf_conntrack_max as it is (in a container, which
+                # cannot set it).
+                "conntrackMaxPerCore": {"type": "integer", "minimum": 0, "maximum": 2 ** 31 - 1},
             },
         },
     }),
@@ -181,7 +206,7 @@ def _expected(error, path):
     """What the field must be, as common.shape says it, or None when jsonschema's own words are needed."""
     validator, want = error.validator, error.validator_value
     if validator == "pattern":
-        return VERSION_HELP if path.endswith(".version") else "a string matching %s" % want
+        return VERSION_HELP if path.endswith(".version") else PATTERN_HELP.get(want, "a string matching %s" % want)
     if validator == "enum":
         return "one of %s" % names([str(v) for v in want])
     if validator == "const":

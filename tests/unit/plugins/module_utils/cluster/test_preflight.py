@@ -370,6 +370,73 @@ def test_other_checks(over, check, status):
     assert status_of(pj.judge_host(good_facts(**over), ["workers"], CFG), check) == status
 
 
+# ---------------------------------------------------------------- cgroup v1 and Kubernetes 1.35
+
+def kube(version, option=None):
+    """Settings for hosts to run ``version``; ``option``: the spec's kubelet.failCgroupV1 (None: unset)."""
+    kubelet = {} if option is None else {"failCgroupV1": option}
+    return pf.settings(kubernetes={"version": version, "kubelet": kubelet})
+
+
+OPTION = "spec.kubernetes.kubelet.failCgroupV1: false"
+
+
+@pytest.mark.parametrize("cgroup", ["v1", "hybrid", "v2"])
+@pytest.mark.parametrize("version", ["1.34.3", "1.35.8", "1.36.0", ""])
+@pytest.mark.parametrize("option", [None, True, False])
+def test_cgroup_decision(cgroup, version, option):
+    res = pj.judge_host(good_facts(cgroup=cgroup), ["workers"], kube(version, option))
+    got = by_check(res)["cgroup"][0]
+    if cgroup == "v2":
+        expected = "pass"
+    elif not version:
+        expected = "warn"  # no lock: cannot tell
+    elif version == "1.34.3":
+        expected = "pass"  # a note only
+    else:
+        expected = "warn" if option is False else "fail"
+    assert got["status"] == expected, got
+    if cgroup != "v2":
+        assert OPTION in got["message"]  # every v1 result says what to set
+    assert got.get("ignorable", True) is (expected != "fail")
+
+
+def test_cgroup_v1_at_1_35_refuses_naming_the_host_and_the_option():
+    cfg = kube("1.35.8")
+    reg = registered(cfg, cp1=good_facts(hostname="cp1", machine_id="1" * 32, cgroup="hybrid"),
+                     w1=good_facts(hostname="w1", machine_id="2" * 32))
+    _merged, _text, summary = pi.run_inventory(reg, ignore=["cgroup"])
+    assert [(h, c) for h, c, _m in summary["failed"]] == [("cp1", "cgroup")]
+    line = "%s %s: %s" % summary["failed"][0]  # the module's failure_lines
+    assert line.startswith("cp1 cgroup: cgroup hybrid") and OPTION in line
+    assert "Kubernetes 1.35.8" in line and "preflight_ignore cannot skip this one" in line
+
+
+def test_cgroup_v1_at_1_35_with_the_option_warns_naming_the_host():
+    reg = registered(kube("1.35.8", False), cp1=good_facts(hostname="cp1", cgroup="v1"))
+    _merged, _text, summary = pi.run_inventory(reg)
+    assert summary["failed"] == []
+    assert [(h, c) for h, c, _m in summary["warnings"]] == [("cp1", "cgroup")]
+    assert "SystemVerification" in summary["warnings"][0][2]
+
+
+@pytest.mark.parametrize("kubernetes, problem", [
+    ({"version": "1.35"}, "kubernetes.version: '1.35' is not a Kubernetes version"),
+    ({"version": "1.35.8", "kubelet": {"failCgroupV1": "false"}}, "kubernetes.kubelet: {'failCgroupV1': 'false'} is not"),
+    ({"version": "1.35.8", "kubelet": ["failCgroupV1"]}, "kubernetes.kubelet: ['failCgroupV1'] is not"),
+    ({"versions": "1.35.8"}, "kubernetes: unknown key(s) versions (use version, kubelet)"),
+])
+def test_bad_kubernetes_settings_are_refused(kubernetes, problem):
+    with pytest.raises(pf.PreflightError) as err:
+        pf.settings(kubernetes=kubernetes)
+    assert any(p.startswith(problem) for p in err.value.problems), err.value.problems
+
+
+def test_kubernetes_settings_default_to_unknown():
+    assert CFG["kubernetes"] == {"version": "", "minor": None, "allows_cgroup_v1": False}
+    assert kube("v1.35.8", False)["kubernetes"] == {"version": "v1.35.8", "minor": (1, 35), "allows_cgroup_v1": True}
+
+
 # ---------------------------------------------------------------- settings
 
 def test_settings_merge_and_validate():

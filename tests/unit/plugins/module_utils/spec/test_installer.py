@@ -405,3 +405,83 @@ def test_an_empty_pod_or_service_cidr_is_unset():
     kurl = parse_installer("apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\nspec:\n"
                            "  kubernetes: {version: latest, serviceCIDR: ''}\n  flannel: {version: latest, podCIDR: ''}\n")
     assert kurl.addons["kubernetes"]["podCIDR"] == "10.32.0.0/16" and kurl.warnings == []
+
+
+@pytest.mark.parametrize("fields, options", [
+    ("kubelet: {failCgroupV1: false}", {"kubelet": {"failCgroupV1": False}}),
+    ("kubelet: {failCgroupV1: true}", {"kubelet": {"failCgroupV1": True}}),
+    ("kubelet: {evictionHard: {nodefs.available: '0%', imagefs.available: '0%', nodefs.inodesFree: '0%'}}",
+     {"kubelet": {"evictionHard": {"nodefs.available": "0%", "imagefs.available": "0%", "nodefs.inodesFree": "0%"}}}),
+    ("kubelet: {evictionHard: {memory.available: 100Mi, pid.available: '5.5%'}}",
+     {"kubelet": {"evictionHard": {"memory.available": "100Mi", "pid.available": "5.5%"}}}),
+    ("kubelet: {imageGCHighThresholdPercent: 100}", {"kubelet": {"imageGCHighThresholdPercent": 100}}),
+    ("kubeProxy: {conntrackMaxPerCore: 0}", {"kubeProxy": {"conntrackMaxPerCore": 0}}),
+    ("kubeProxy: {mode: nftables, conntrackMaxPerCore: 131072}",
+     {"kubeProxy": {"mode": "nftables", "conntrackMaxPerCore": 131072}}),
+])
+def test_kubelet_and_kube_proxy_options_are_accepted(fields, options):
+    got = parse_installer(textwrap.dedent(HA % fields)).options("kubernetes")
+    assert {key: got[key] for key in options} == options
+
+
+@pytest.mark.parametrize("fields, expected", [
+    ("kubelet: {failCgroupV1: 'no'}", "spec.kubernetes.kubelet.failCgroupV1: must be true or false, not a string"),
+    ("kubelet: {failCgroupV1: 0}", "spec.kubernetes.kubelet.failCgroupV1: must be true or false, not a number"),
+    ("kubelet: {evictionHard: [nodefs.available]}", "spec.kubernetes.kubelet.evictionHard: must be a mapping, not a list"),
+    ("kubelet: {evictionHard: {nodefs.available: 0}}",
+     "spec.kubernetes.kubelet.evictionHard.'nodefs.available': must be a string, not a number"),
+    ("kubelet: {evictionHard: {nodefs.available: ten}}",
+     "spec.kubernetes.kubelet.evictionHard.'nodefs.available': must be a quantity (100Mi) or a percentage (10%), not 'ten'"),
+    ("kubelet: {evictionHard: {disk.available: 1Gi}}",
+     "spec.kubernetes.kubelet.evictionHard: must be one of memory.available, nodefs.available"),
+    ("kubelet: {imageGCHighThresholdPercent: '100'}",
+     "spec.kubernetes.kubelet.imageGCHighThresholdPercent: must be a whole number, not a string"),
+    ("kubelet: {imageGCHighThresholdPercent: 80}", "spec.kubernetes.kubelet.imageGCHighThresholdPercent: must be at least 81"),
+    ("kubelet: {imageGCHighThresholdPercent: 101}", "spec.kubernetes.kubelet.imageGCHighThresholdPercent: must be at most 100"),
+    ("kubeProxy: {conntrackMaxPerCore: -1}", "spec.kubernetes.kubeProxy.conntrackMaxPerCore: must be at least 0, not -1"),
+    ("kubeProxy: {conntrackMaxPerCore: 1.5}", "spec.kubernetes.kubeProxy.conntrackMaxPerCore: must be a whole number"),
+    ("kubeProxy: {mode: userspace}", "spec.kubernetes.kubeProxy.mode: must be one of iptables, ipvs, nftables, not"),
+    ("kubeProxy: {conntrack: {maxPerCore: 0}}", "spec.kubernetes.kubeProxy.conntrack: is not a known field (known: "
+                                                "conntrackMaxPerCore, mode)"),
+    ("kubeProxy: iptables", "spec.kubernetes.kubeProxy: must be a mapping, not a string"),
+])
+def test_kubelet_and_kube_proxy_options_are_refused_naming_the_field(fields, expected):
+    found = problems(HA % fields)
+    assert len(found) == 1 and found[0].startswith(expected), found
+
+
+KURL_KUBERNETES = """
+    apiVersion: cluster.kurl.sh/v1beta1
+    kind: Installer
+    spec:
+      kubernetes: {version: 1.35.x, maxPodsPerNode: 200, evictionThresholdResources: %s}
+      flannel: {version: latest}
+"""
+
+
+@pytest.mark.parametrize("text, eviction", [
+    # kURL writes the string after `evictionHard:` in a kubelet patch: JSON or flow YAML.
+    ("""'{"memory.available": "200Mi", "nodefs.available": "10%"}'""",
+     {"memory.available": "200Mi", "nodefs.available": "10%"}),
+    ("'{nodefs.available: 0%, imagefs.available: 0%}'", {"nodefs.available": "0%", "imagefs.available": "0%"}),
+])
+def test_kurl_eviction_threshold_resources_become_the_kubelets_eviction_hard(text, eviction):
+    installer = parse_installer(textwrap.dedent(KURL_KUBERNETES % text))
+    assert installer.addons["kubernetes"]["kubelet"] == {"maxPods": 200, "evictionHard": eviction}
+    assert installer.warnings == [] and installer.unsupported == []
+
+
+@pytest.mark.parametrize("text", ["'memory.available<100Mi'", "'{memory.available: 100}'", "'[1, 2]'", "'{{'", "5"])
+def test_kurl_eviction_threshold_resources_that_are_no_mapping_are_ignored_with_a_warning(text):
+    installer = parse_installer(textwrap.dedent(KURL_KUBERNETES % text))
+    assert installer.addons["kubernetes"]["kubelet"] == {"maxPods": 200}
+    assert installer.unsupported == ["spec.kubernetes.evictionThresholdResources"]
+    assert len(installer.warnings) == 1
+    assert installer.warnings[0].startswith("spec.kubernetes.evictionThresholdResources: ")
+    assert installer.warnings[0].endswith("is not YAML text of a mapping of strings (kURL writes it into the "
+                                          "kubelet's configuration); ignored")
+
+
+def test_kurl_eviction_thresholds_are_checked_as_the_specs():
+    found = problems(KURL_KUBERNETES % "'{disk.available: 10%}'")
+    assert len(found) == 1 and found[0].startswith("spec.kubernetes.kubelet.evictionHard: must be one of "), found
