@@ -12,8 +12,9 @@ version_added: 0.1.0
 description:
   - Read-only. Asks the local API server's C(/readyz) (HTTPS, verified with the cluster CA), reads
     C(kubectl get nodes -o json) for the nodes' Ready condition and kubelet versions, and on a control-plane
-    host C(crictl pods -o json) for the static pods (kube-apiserver, kube-controller-manager, kube-scheduler,
-    and etcd when stacked).
+    host the control-plane static pods (kube-apiserver, kube-controller-manager, kube-scheduler, and etcd when
+    stacked) as the API server sees them, C(kubectl get pods) of this node's mirror pods (Ready: their containers
+    run and pass their probes).
   - C(healthy) is true when every asked gate passes; use it with C(until)/C(retries).
 author:
   - Mooring maintainers (@mooring)
@@ -29,9 +30,12 @@ options:
     description: Node whose Ready condition is a gate (default - none).
     type: str
   static_pods:
-    description: Gate on the control-plane static pods of this host.
+    description: Gate on the control-plane static pods of this host (needs O(host_node)).
     type: bool
     default: false
+  host_node:
+    description: This host's node name, whose static pods O(static_pods) reads.
+    type: str
   stacked_etcd:
     description: With O(static_pods), also require the etcd static pod.
     type: bool
@@ -58,7 +62,7 @@ options:
     type: path
     default: /etc/kubernetes/admin.conf
   bin_dir:
-    description: Where kubectl and crictl are.
+    description: Where kubectl is.
     type: path
     default: /usr/local/bin
 """
@@ -68,6 +72,7 @@ EXAMPLES = r"""
   mooring.cluster.k8s_health:
     node: "{{ inventory_hostname }}"
     static_pods: true
+    host_node: "{{ inventory_hostname }}"
   register: health
   until: health.healthy
   retries: 60
@@ -123,11 +128,14 @@ def check(module, p):
         elif not (nodes.get(p["node"]) or {}).get("ready"):
             problems.append("node %s: not Ready" % p["node"])
     if p["static_pods"]:
-        rc, out, err = module.run_command([os.path.join(p["bin_dir"], "crictl"), "pods", "-o", "json"])
+        rc, out, err = module.run_command(kubeadm.static_pods_argv(p["host_node"], os.path.join(p["bin_dir"], "kubectl"),
+                                                                   p["kubeconfig"]))
         try:
             missing = kubeadm.static_pods_running(out, p["stacked_etcd"]) if rc == 0 else list(kubeadm.STATIC_PODS)
         except MooringError as exc:
             problems.append(str(exc))
+        if rc != 0:
+            problems.append("kubectl get pods failed (rc=%d): %s" % (rc, err.strip()[:200]))
         if missing:
             problems.append("static pods not ready: %s" % ", ".join(missing))
     return {"healthy": not problems, "api_ready": api, "nodes": nodes, "missing_static_pods": missing,
@@ -140,6 +148,7 @@ class K8sHealth(MooringModule):
     argument_spec = {
         "node": {"type": "str"},
         "static_pods": {"type": "bool", "default": False},
+        "host_node": {"type": "str"},
         "stacked_etcd": {"type": "bool", "default": False},
         "api": {"type": "bool", "default": True},
         "api_host": {"type": "str", "default": "127.0.0.1"},
@@ -148,6 +157,8 @@ class K8sHealth(MooringModule):
         "kubeconfig": {"type": "path", "default": "/etc/kubernetes/admin.conf"},
         "bin_dir": {"type": "path", "default": "/usr/local/bin"},
     }
+
+    module_kwargs = {"required_if": [("static_pods", True, ("host_node",))]}
 
     def run(self):
         return dict(changed=False, **check(self.module, self.params))

@@ -157,6 +157,13 @@ containerd_config_version:
   returned: always
   type: int
   sample: 3
+containerd_restrict_oom_score_adj:
+  description:
+    - The spec's C(containerd.restrictOOMScoreAdj) (false when absent), the containerd role's
+      C(containerd_restrict_oom_score_adj).
+  returned: always
+  type: bool
+  sample: false
 proxy:
   description:
     - The lock's HTTP proxy (null without one) - C(http), C(https), C(no_proxy) (loopback, the spec's C(noProxy), the pod

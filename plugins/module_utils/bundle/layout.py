@@ -85,8 +85,9 @@ LAYOUT = {
     "kubectl": {"kind": "binary", "dest": BIN + "/kubectl", "check": {"kubectl": ["version", "--client"]}},
 }
 
-# What a Kubernetes node needs from the lock before kubeadm can run (the install's boundary).
-KUBEADM_NEEDS = ("kubeadm", "kubelet", "crictl", "cni-plugins")
+# What a Kubernetes node needs from the lock before kubeadm can run (the install's boundary). Not crictl: kubeadm
+# talks to the CRI itself (since 1.31), and the health gates read the API; crictl is installed when the lock has it.
+KUBEADM_NEEDS = ("kubeadm", "kubelet", "cni-plugins")
 
 
 class LayoutError(MooringError):
@@ -246,8 +247,7 @@ def _plan_archive(rule, path, label):
 def boundary(lock, arch="amd64"):
     """What a Kubernetes node needs that the lock does not carry: ``{"artifacts": [...], "images": n}``.
 
-    Empty lists mean kubeadm can run. The lab's overlay has no kubeadm, kubelet or crictl
-    stand-ins, so its installs stop here by name; a user's lock from the real catalog has them."""
+    Empty lists mean kubeadm can run; a lock whose overlay leaves any of them out stops here, by name."""
     k8s = (lock.get("addons") or {}).get("kubernetes") or {}
     have = {a.get("name") for a in k8s.get("artifacts") or [] if a.get("arch") in (arch, "all", None)}
     missing = [n for n in KUBEADM_NEEDS if n not in have]

@@ -209,18 +209,27 @@ def node_conditions(nodes_json, name=None):
 STATIC_PODS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 
 
-def static_pods_running(crictl_pods_json, stacked_etcd=False):
-    """From ``crictl pods -o json``: which control-plane static pods are missing (not Ready)."""
+def static_pods_argv(node, kubectl="kubectl", kubeconfig=ADMIN_CONF):
+    """This node's control-plane static pods as the API server sees them (their mirror pods)."""
+    return [kubectl, "--kubeconfig", kubeconfig, "get", "pods", "--namespace", "kube-system", "--selector",
+            "tier=control-plane", "--field-selector", "spec.nodeName=" + node, "--output", "json"]
+
+
+def static_pods_running(pods_json, stacked_etcd=False):
+    """From :func:`static_pods_argv`'s JSON: which control-plane static pods are missing (not Ready).
+
+    The mirror pods are what the kubelet reported to the API server: a pod there is Ready only when its
+    containers run and pass their probes (kubeadm 1.35 needs no crictl, so neither does this gate)."""
     try:
-        data = json.loads(crictl_pods_json) if isinstance(crictl_pods_json, str) else crictl_pods_json
+        data = json.loads(pods_json) if isinstance(pods_json, str) else pods_json
         items = data.get("items") or []
     except (ValueError, AttributeError) as exc:
-        raise KubeadmError("pods: not the JSON of 'crictl pods -o json' (%s)" % exc) from None
+        raise KubeadmError("pods: not the JSON of 'kubectl get pods -o json' (%s)" % exc) from None
     wanted = list(STATIC_PODS) + (["etcd"] if stacked_etcd else [])
     ready = set()
     for pod in items:
-        labels = pod.get("labels") or {}
-        component = labels.get("component") or pod.get("metadata", {}).get("name", "")
-        if pod.get("state") == "SANDBOX_READY" and labels.get("tier") == "control-plane":
-            ready.add(component)
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        conditions = {c.get("type"): c.get("status") for c in (pod.get("status") or {}).get("conditions") or []}
+        if labels.get("tier") == "control-plane" and conditions.get("Ready") == "True":
+            ready.add(labels.get("component"))
     return [c for c in wanted if c not in ready]

@@ -352,9 +352,11 @@ def render_node_config(cluster, node, role):
 
 def to_yaml_stream(docs, header="# Managed by mooring.cluster; rendered from the lock. Do not edit."):
     """Documents as a YAML stream. Each document is emitted as JSON (a subset of YAML that
-    kubeadm reads), with sorted keys: the same input gives the same bytes."""
+    kubeadm reads), with sorted keys: the same input gives the same bytes. The header is a comment of
+    the first document: kubeadm refuses an empty document (one without kind and apiVersion)."""
     parts = [header] if header else []
-    for doc in docs:
-        parts.append("---")
+    for i, doc in enumerate(docs):
+        if i:
+            parts.append("---")
         parts.append(json.dumps(doc, indent=2, sort_keys=True))
     return "\n".join(parts) + "\n"

@@ -133,6 +133,14 @@ def _containerd_config_version(addons, where):
     return 3 if tuple(int(n) for n in match.groups()) >= CONTAINERD_CONFIG_V3_FROM else 2
 
 
+def _containerd_restrict_oom_score_adj(addons, where):
+    """The spec's ``containerd.restrictOOMScoreAdj`` (false when absent)."""
+    value = ((addons.get("containerd") or {}).get("options") or {}).get("restrictOOMScoreAdj", False)
+    if not isinstance(value, bool):
+        raise LockError("%s: addons.containerd.options.restrictOOMScoreAdj: %r is not true or false" % (where, value))
+    return value
+
+
 def _api_endpoint(options, control_plane_address, where):
     """The lock's ``controlPlaneEndpoint``, else the first control-plane host's address on port 6443
     (``None`` when the lock has none and no address is given)."""
@@ -259,6 +267,7 @@ def lock_values(lock, control_plane_address=None, groups=None, arch=DEFAULT_ARCH
         "etcd_topology": _etcd_topology(addons, where),
         "etcd_backup": _etcd_backup(addons, where),
         "containerd_config_version": _containerd_config_version(addons, where),
+        "containerd_restrict_oom_score_adj": _containerd_restrict_oom_score_adj(addons, where),
         "proxy": _proxy(lock, options, api_endpoint, addresses, where),
         "ha_endpoint": _ha_endpoint(options, where),
         "addons": addons,

@@ -116,6 +116,9 @@ ADDON_SCHEMAS = {
     "containerd": _addon({
         "registryMirrors": {"type": "object", "additionalProperties": _REGISTRY_HOSTS},
         "insecureRegistries": _REGISTRY_HOSTS,
+        # Pods get an oom_score_adj no lower than containerd's own: for hosts where raising a process's
+        # OOM protection is not allowed (no CAP_SYS_RESOURCE: unprivileged or nested containers, rootless).
+        "restrictOOMScoreAdj": {"type": "boolean"},
     }),
     "calico": _addon({"encapsulation": {"enum": ["VXLAN", "IPIP", "None"]}, "mtu": {"type": "integer", "minimum": 576}}),
     "cilium": _addon({"tunnel": {"enum": ["vxlan", "geneve", "disabled"]}, "kubeProxyReplacement": {"type": "boolean"}}),

@@ -108,34 +108,35 @@ CONTROL_PLANE = ["registry.k8s.io/kube-apiserver:v1.35.8", "registry.k8s.io/kube
                  "registry.k8s.io/kube-scheduler:v1.35.8"]
 
 
-def test_boundary_names_what_the_lab_lock_lacks():
-    # The lab's overlay: kubectl and the CNI plugins, only the pause image.
+def test_boundary_names_what_a_lock_lacks():
+    # An overlay with kubectl and the CNI plugins, only the pause image.
     lock = lock_with(["cni-plugins", "kubectl"], ["registry.k8s.io/pause:3.10.1"])
-    assert layout.boundary(lock) == {"artifacts": ["kubeadm", "kubelet", "crictl"],
+    assert layout.boundary(lock) == {"artifacts": ["kubeadm", "kubelet"],
                                      "images": ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]}
 
 
 def test_boundary_lists_each_missing_artifact_by_name():
     full = ["kubeadm", "kubelet", "crictl", "cni-plugins", "kubectl"]
     assert layout.boundary(lock_with(full, CONTROL_PLANE)) == {"artifacts": [], "images": []}
-    for missing in ("kubeadm", "kubelet", "crictl", "cni-plugins"):
+    for missing in ("kubeadm", "kubelet", "cni-plugins"):
         lock = lock_with([n for n in full if n != missing], CONTROL_PLANE)
         assert layout.boundary(lock) == {"artifacts": [missing], "images": []}
-    # kubectl is not needed before kubeadm can run.
+    # Neither kubectl nor crictl is needed before kubeadm can run (kubeadm talks to the CRI itself).
     assert layout.boundary(lock_with(full[:4], CONTROL_PLANE))["artifacts"] == []
+    assert layout.boundary(lock_with(["kubeadm", "kubelet", "cni-plugins"], CONTROL_PLANE))["artifacts"] == []
     lock = lock_with(full, CONTROL_PLANE[:1] + CONTROL_PLANE[2:])
     assert layout.boundary(lock) == {"artifacts": [], "images": ["kube-controller-manager"]}
 
 
 def test_boundary_without_kubernetes_or_for_another_arch():
     assert layout.boundary({"addons": {"etcd": {"artifacts": [{"name": "etcd", "arch": "amd64"}]}}}) == {
-        "artifacts": ["kubeadm", "kubelet", "crictl", "cni-plugins"],
+        "artifacts": ["kubeadm", "kubelet", "cni-plugins"],
         "images": ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]}
     assert layout.boundary({}) == layout.boundary({"addons": None})
     arm = lock_with(["kubeadm", "kubelet", "crictl", "cni-plugins"], CONTROL_PLANE, arch="arm64")
     assert layout.boundary(arm, "arm64") == {"artifacts": [], "images": []}
     # The default architecture is amd64: an arm64-only lock is at the boundary there.
-    assert layout.boundary(arm)["artifacts"] == ["kubeadm", "kubelet", "crictl", "cni-plugins"]
+    assert layout.boundary(arm)["artifacts"] == ["kubeadm", "kubelet", "cni-plugins"]
     # Architecture-independent entries count for every architecture.
     for a in arm["addons"]["kubernetes"]["artifacts"]:
         a["arch"] = "all"
@@ -340,7 +341,7 @@ def test_install_plan_per_group():
 def test_install_plan_names_the_boundary():
     lock = plan_lock(["cni-plugins", "kubectl"], ["registry.k8s.io/pause:3.10.1"])
     assert layout.install_plan(lock, ["workers"])[-1] == (
-        "stop at the kubeadm boundary: the lock carries no kubeadm, kubelet, crictl, kube-apiserver, "
+        "stop at the kubeadm boundary: the lock carries no kubeadm, kubelet, kube-apiserver, "
         "kube-controller-manager, kube-scheduler")
 
 

@@ -139,7 +139,8 @@ def test_yaml_stream_is_deterministic_and_parses():
     docs = kc.render_node_config(_cluster(), NODE, "control_plane")["init"]
     text = kc.to_yaml_stream(docs)
     assert text == kc.to_yaml_stream(docs)
-    assert [d for d in yaml.safe_load_all(text) if d] == docs
+    # Every document has its kind: no empty one (kubeadm refuses it, "kind and apiVersion is mandatory").
+    assert list(yaml.safe_load_all(text)) == docs
 
 
 def test_kubelet_configuration_is_valid_component_config():
@@ -317,14 +318,27 @@ def test_node_conditions_from_structured_output():
         k.node_conditions("not json")
 
 
-def test_static_pods_from_crictl_json():
-    pods = {"items": [
-        {"metadata": {"name": "kube-apiserver-cp1"}, "state": "SANDBOX_READY",
-         "labels": {"component": "kube-apiserver", "tier": "control-plane"}},
-        {"metadata": {"name": "kube-scheduler-cp1"}, "state": "SANDBOX_NOTREADY",
-         "labels": {"component": "kube-scheduler", "tier": "control-plane"}}]}
+def _mirror_pod(component, ready, tier="control-plane"):
+    return {"metadata": {"name": "%s-cp1" % component, "labels": {"component": component, "tier": tier}},
+            "status": {"conditions": [{"type": "PodScheduled", "status": "True"},
+                                      {"type": "Ready", "status": "True" if ready else "False"}]}}
+
+
+def test_static_pods_from_the_apis_mirror_pods():
+    pods = {"items": [_mirror_pod("kube-apiserver", True), _mirror_pod("kube-scheduler", False),
+                      _mirror_pod("kube-controller-manager", True, tier="node")]}
     assert k.static_pods_running(pods) == ["kube-controller-manager", "kube-scheduler"]
-    assert k.static_pods_running(pods, stacked_etcd=True)[-1] == "etcd"
+    assert k.static_pods_running(json.dumps(pods), stacked_etcd=True) == ["kube-controller-manager", "kube-scheduler",
+                                                                          "etcd"]
+    assert k.static_pods_running({"items": []}) == list(k.STATIC_PODS)
+    with pytest.raises(k.KubeadmError, match="kubectl get pods"):
+        k.static_pods_running("not json")
+
+
+def test_static_pods_argv_reads_this_nodes_mirror_pods():
+    assert k.static_pods_argv("cp1", kubectl="/usr/local/bin/kubectl") == [
+        "/usr/local/bin/kubectl", "--kubeconfig", "/etc/kubernetes/admin.conf", "get", "pods", "--namespace",
+        "kube-system", "--selector", "tier=control-plane", "--field-selector", "spec.nodeName=cp1", "--output", "json"]
 
 
 def test_kubernetes_validate_is_not_a_no_op():

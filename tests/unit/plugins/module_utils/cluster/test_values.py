@@ -82,7 +82,7 @@ def test_every_field_of_a_real_catalog_lock(lock):
     assert values["host_preflights"] == {}
     assert sorted(values) == sorted(["digest", "kubernetes_version", "kubernetes_images", "kubernetes_options",
                                      "cluster_name", "api_endpoint", "ha_endpoint", "etcd_topology", "etcd_backup",
-                                     "containerd_config_version", "proxy", "addons",
+                                     "containerd_config_version", "containerd_restrict_oom_score_adj", "proxy", "addons",
                                      "boundary", "boundary_missing", "kubeadm_ready", "plans", "host_preflights",
                                      "installer_spec"])
     assert values["ha_endpoint"] is None
@@ -200,8 +200,8 @@ def test_boundary_names_what_kubeadm_lacks(lock):
     k8s["images"] = [i for i in k8s["images"] if "pause" in i["ref"]]
     values = lock_values(lock)
     assert values["boundary"] == layout.boundary(lock) == {
-        "artifacts": ["kubeadm", "kubelet", "crictl"], "images": ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]}
-    assert values["boundary_missing"] == ["kubeadm", "kubelet", "crictl", "kube-apiserver", "kube-controller-manager",
+        "artifacts": ["kubeadm", "kubelet"], "images": ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]}
+    assert values["boundary_missing"] == ["kubeadm", "kubelet", "kube-apiserver", "kube-controller-manager",
                                           "kube-scheduler"]
     assert values["kubeadm_ready"] is False
 
@@ -210,7 +210,7 @@ def test_boundary_is_per_architecture():
     lock = _lock(architectures=("arm64",))
     assert lock_values(lock, arch="arm64")["kubeadm_ready"] is True
     values = lock_values(lock)  # amd64: the lock has no amd64 artifacts
-    assert values["boundary"] == {"artifacts": ["kubeadm", "kubelet", "crictl", "cni-plugins"], "images": []}
+    assert values["boundary"] == {"artifacts": ["kubeadm", "kubelet", "cni-plugins"], "images": []}
     assert values["kubeadm_ready"] is False
 
 
