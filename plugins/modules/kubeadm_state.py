@@ -78,13 +78,18 @@ state:
       description: C(/etc/kubernetes/admin.conf) exists.
       type: bool
     kubelet_conf:
-      description: C(/etc/kubernetes/kubelet.conf) exists (the host joined a cluster).
+      description: C(/etc/kubernetes/kubelet.conf) exists (kubeadm init or join started here).
+      type: bool
+    member:
+      description: C(/etc/kubernetes/mooring/member) exists - this host's kubeadm init or join finished (the kubeadm
+        role writes it after the command succeeded).
       type: bool
     api_ready:
       description: The local API server answered C(/readyz) with 200 (null when no CA file to verify it with).
       type: bool
   sample: {"binaries": false, "missing_binaries": ["kubeadm", "kubelet", "kubectl"], "kubeadm_version": null,
-           "kubectl_version": null, "admin_conf": false, "kubelet_conf": false, "api_ready": null}
+           "kubectl_version": null, "admin_conf": false, "kubelet_conf": false, "member": false,
+           "api_ready": null}
 """
 
 import json  # noqa: E402
@@ -117,6 +122,7 @@ def gather(module, p):
             module, [paths["kubectl"], "version", "--client", "-o", "json"]),
         "admin_conf": os.path.exists("/etc/kubernetes/admin.conf"),
         "kubelet_conf": os.path.exists("/etc/kubernetes/kubelet.conf"),
+        "member": os.path.exists(kubeadm.MEMBER_FILE),
         "api_ready": kubeadm.api_readyz(p["api_host"], p["api_port"], p["ca_file"], p["timeout"]),
     }
     return state

@@ -63,6 +63,8 @@ need_tools() {
   command -v buildah >/dev/null || missing+=(buildah)
   command -v skopeo >/dev/null || missing+=(skopeo)
   [ -x /bin/busybox ] && file_is_static /bin/busybox || missing+=(busybox-static)
+  # runc links libseccomp statically, as upstream's runc.amd64 (tests/mirror/gobuild.py)
+  dpkg-query -W libseccomp-dev >/dev/null 2>&1 || missing+=(libseccomp-dev)
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing ${missing[*]}"
     apt-get -o DPkg::Lock::Timeout=600 install -y -q "${missing[@]}" >/dev/null

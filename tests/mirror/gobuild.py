@@ -77,11 +77,12 @@ RECIPES = {
         "modules": ["github.com/opencontainers/runc"],
         "programs": {"runc": "github.com/opencontainers/runc"},
         "ldflags": lambda version, commit: ["-X main.version=%s" % version, "-X main.gitCommit=%s" % commit],
-        # runc's nsenter is C: cgo, linked statically as upstream's runc.amd64 (no libseccomp here: no
-        # seccomp tag, so runc refuses seccomp profiles; the kubelet's default is Unconfined).
+        # runc's nsenter is C: cgo, linked statically with libseccomp as upstream's runc.amd64 (containerd's
+        # CRI gives every pod sandbox the runtime's default seccomp profile).
         "cgo": True,
-        "tags": ["netgo", "osusergo"],
+        "tags": ["seccomp", "netgo", "osusergo"],
         "extldflags": "-static",
+        "debs": ["libseccomp-dev"],
     },
     "cni-plugins": {
         "modules": ["github.com/containernetworking/plugins"],
@@ -188,6 +189,17 @@ def staging_replaces(gomod, version):
     return ["replace %s => %s %s" % (name, name, minor) for name in sorted(set(names))]
 
 
+def deb_versions(packages):
+    """{package: installed version} of the Debian packages a recipe links against (part of its key)."""
+    out = {}
+    for package in packages or ():
+        proc = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True)
+        if proc.returncode != 0 or not proc.stdout:
+            raise BuildError("%s needs the Debian package %s (apt-get install %s)" % (package, package, package))
+        out[package] = proc.stdout
+    return out
+
+
 def makefile_tag(path):
     """``TAG ?= X`` of an upstream Makefile (the pause image's version)."""
     with open(path) as f:
@@ -206,7 +218,8 @@ def recipe_key(name, version, gover):
                            "modules": recipe["modules"], "programs": recipe["programs"], "flags": flags,
                            "tags": recipe.get("tags"), "cgo": recipe.get("cgo", False),
                            "c": recipe.get("c_programs"), "ext": recipe.get("extldflags"),
-                           "staging": recipe.get("staging", False)}, sort_keys=True)
+                           "staging": recipe.get("staging", False), "debs": deb_versions(recipe.get("debs"))},
+                          sort_keys=True)
     return hashlib.sha256(material.encode()).hexdigest()[:16]
 
 

@@ -33,6 +33,9 @@ KUBEADM_GROUP = "kubeadm.k8s.io"
 KUBELET_API = "kubelet.config.k8s.io/v1beta1"
 KUBEPROXY_API = "kubeproxy.config.k8s.io/v1alpha1"
 CONFIG_DIR = "/etc/kubernetes/mooring"
+# Written by the kubeadm role once this host's kubeadm init or join has finished: kubeadm writes kubelet.conf
+# early (before it waits for the control plane), so kubelet.conf alone does not say a host is a member.
+MEMBER_FILE = CONFIG_DIR + "/member"
 ADMIN_CONF = "/etc/kubernetes/admin.conf"
 KUBELET_CONF = "/etc/kubernetes/kubelet.conf"
 DISCOVERY_FILE = CONFIG_DIR + "/discovery.conf"

@@ -28,8 +28,11 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm im
 def plan_cluster(states, control_plane, workers, only=None):
     """Who runs ``kubeadm init``, who joins, who is already a member — from real state.
 
-    ``states`` maps host -> ``{binaries: bool, admin_conf: bool, kubelet_conf: bool,
-    api_ready: bool|None}`` (gathered by ``kubeadm_state``). ``only`` limits the changes to
+    ``states`` maps host -> ``{binaries: bool, admin_conf: bool, kubelet_conf: bool, member: bool,
+    api_ready: bool|None}`` (gathered by ``kubeadm_state``). A host whose init or join started but never
+    finished (kubelet.conf without mooring's member record, e.g. a port held during the join) runs it again:
+    ``resume`` is true in its entry and its command skips kubeadm's preflight checks, which its own leftovers
+    (manifests, kubeconfigs, the kubelet's port) would fail. ``only`` limits the changes to
     these hosts (the ``join`` playbook: others are never touched). Returns
     ``{"cluster_exists", "init_host", "token_host", "hosts": {host: {"action", "reason"}}}`` (``token_host``:
     where the join token is made - the init host or the first control plane that answers) with actions
@@ -41,8 +44,8 @@ def plan_cluster(states, control_plane, workers, only=None):
     control_plane, workers = _check_hosts(states, control_plane, workers, only)
     partial = [h for h in control_plane + workers if h not in states]
     seen_cp = [h for h in control_plane if h in states]
-    ready_cp = [h for h in seen_cp if states[h].get("admin_conf") and states[h].get("api_ready")]
-    stale = [h for h in seen_cp if states[h].get("admin_conf") and not states[h].get("api_ready")]
+    ready_cp = [h for h in seen_cp if _member(states[h]) and states[h].get("admin_conf") and states[h].get("api_ready")]
+    stale = [h for h in seen_cp if _member(states[h]) and states[h].get("admin_conf") and not states[h].get("api_ready")]
     cluster_exists = bool(ready_cp)
     if not cluster_exists and stale:
         raise KubeadmError("the cluster state is contradictory", [
@@ -53,13 +56,22 @@ def plan_cluster(states, control_plane, workers, only=None):
             "hosts": {}}
     for host in control_plane + workers:
         action, reason = _host_action(plan, host, states, host in control_plane, only, partial, seen_cp)
-        plan["hosts"][host] = {"action": action, "reason": reason}
+        resume = action in ("init", "join_control_plane", "join_worker") and bool(states[host].get("kubelet_conf"))
+        if resume:
+            reason += "; again: its last kubeadm %s did not finish" % action.split("_")[0]
+        plan["hosts"][host] = {"action": action, "reason": reason, "resume": resume}
     if not cluster_exists and plan["init_host"] is None:
         joining = [h for h, p in plan["hosts"].items() if p["action"].startswith("join")]
         if joining:
             raise KubeadmError("no cluster exists and no control-plane host can create it; %s cannot join"
                                % ", ".join(joining))
     return plan
+
+
+def _member(state):
+    """A host whose kubeadm init or join finished (states gathered before the member record existed count
+    kubelet.conf alone)."""
+    return bool(state.get("kubelet_conf")) and state.get("member", True) is not False
 
 
 def _check_hosts(states, control_plane, workers, only):
@@ -88,8 +100,8 @@ def _host_action(plan, host, states, cp, only, partial, seen_cp):
         return "untouched", "not contacted: not in this run's hosts, listed from the inventory without reading its state"
     s = states[host]
     cluster_exists = plan["cluster_exists"]
-    if s.get("kubelet_conf"):
-        return "member", "already joined (/etc/kubernetes/kubelet.conf present)"
+    if _member(s):
+        return "member", "already joined (/etc/kubernetes/kubelet.conf and mooring's member record present)"
     if only is not None and host not in only:
         return "untouched", "not in this run's hosts"
     if not s.get("binaries"):
@@ -118,10 +130,11 @@ def plan_commands(plan, bin_dir="/usr/local/bin", config_dir=CONFIG_DIR, drain_t
             "reset": reset_argv(kubeadm=kadm),
             "upgrade": upgrade_node_argv(kubeadm=kadm),
         }
+        resume = ["--ignore-preflight-errors=all"] if entry.get("resume") else []
         if entry["action"] == "init":
-            cmds["kubeadm"] = init_argv(config_dir + "/kubeadm-init.yaml", kubeadm=kadm)
+            cmds["kubeadm"] = init_argv(config_dir + "/kubeadm-init.yaml", kubeadm=kadm) + resume
         elif entry["action"].startswith("join"):
-            cmds["kubeadm"] = join_argv(config_dir + "/kubeadm-join.yaml", kubeadm=kadm)
+            cmds["kubeadm"] = join_argv(config_dir + "/kubeadm-join.yaml", kubeadm=kadm) + resume
         out[host] = cmds
     return out
 
