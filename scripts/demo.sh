@@ -2,9 +2,10 @@
 # The main job, as a user runs it, on the embedded lab:
 #   resolve the spec (real catalog + the test mirror's overlay) -> build the signed bundle ->
 #   `ansible-playbook mooring.cluster.install` on 3 control-plane/etcd hosts and 1 worker.
-# It installs for real up to the kubeadm boundary (the lab has no kubeadm, kubelet, crictl or
-# upstream images), prints a summary per host, then runs the same install again and checks that
-# it changed nothing. Run as root on Debian/Ubuntu; the scripts install what they need.
+# The lab's artifacts are the catalog's versions built from their upstream Go modules (tests/mirror/fromsource.py):
+# kubeadm init on the first control plane, the others and the worker joined, flannel applied. It prints a summary
+# per host, runs the same install again and checks that it changed nothing, then shows the cluster and runs a smoke
+# workload on every node (tests/lab/smoke.py). Run as root on Debian/Ubuntu; the scripts install what they need.
 set -euo pipefail
 # Our own stdin: buildah, skopeo and podman set O_NONBLOCK on an inherited stdin, and that flag
 # stays on the caller's terminal or file (ansible and ansible-test then refuse to start).
@@ -53,7 +54,7 @@ install() {
 }
 
 t=$SECONDS
-echo "::: install (bundle build, preflight, bundle, containerd, etcd, PKI, kubeadm node, add-ons rendered)"
+echo "::: install (bundle build, preflight, bundle, containerd, etcd, PKI, kubeadm init and join, the CNI)"
 w1=$(date +%s)
 install | tee "$W/install-1.log"
 stage "install" "$t"
@@ -121,10 +122,17 @@ bom = json.loads(text)
 count = sum(len(c.get("components") or []) for c in bom.get("components") or [])
 print("SBOM %s: CycloneDX %s, valid, %d artifacts" % (sys.argv[2], bom["specVersion"], count))
 PY
+t=$SECONDS
+echo "::: the cluster (kubectl from the bundle, the admin kubeconfig beside the inventory) and a smoke workload"
+.venv/bin/python tests/lab/smoke.py --inventory "$INV" --lock "$W/installer.lock.yaml"
+stage "cluster+smoke" "$t"
 echo "::: stage times: ${TIMES[*]}"
+KUBECTL=$(.venv/bin/python -c 'import sys, yaml; a = yaml.safe_load(open(sys.argv[1]))["addons"]["kubernetes"]["artifacts"]; print(next(x["url"][7:] for x in a if x["name"] == "kubectl"))' "$W/installer.lock.yaml")
 cat <<MSG
 
-The lab '$LAB' is still running (inventory $INV):
+The report: $(dirname "$INV")/.mooring-reports/mooring-report-install-latest.md
+The lab '$LAB' is still running (inventory $INV), a Kubernetes cluster on it:
+  $KUBECTL --kubeconfig $(dirname "$INV")/admin.conf get nodes
   .venv/bin/ansible -i $INV all -m ansible.builtin.ping
   make lab-down NAME=$LAB        # removes hosts, volumes, network and inventory
 MSG

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,7 +158,7 @@ func complete(conf netConf, l lease) map[string]interface{} {
 	}
 	d["ipam"] = map[string]interface{}{
 		"type":   "host-local",
-		"ranges": [][]map[string]string{{{"subnet": l.subnet}}},
+		"ranges": [][]map[string]string{{{"subnet": l.subnet}}}, // the lease's network (10.32.3.0/24)
 		"routes": []map[string]string{{"dst": l.network}},
 	}
 	return d
@@ -190,6 +191,12 @@ func readLease(path string) (lease, error) {
 	if l.network == "" || l.subnet == "" {
 		return l, fmt.Errorf("flannel: %s has no FLANNEL_NETWORK or FLANNEL_SUBNET", path)
 	}
+	// FLANNEL_SUBNET is the node's gateway address with its prefix (10.32.3.1/24); host-local wants the network.
+	_, subnet, err := net.ParseCIDR(l.subnet)
+	if err != nil {
+		return l, fmt.Errorf("flannel: %s: FLANNEL_SUBNET %q: %v", path, l.subnet, err)
+	}
+	l.subnet = subnet.String()
 	return l, scanner.Err()
 }
 

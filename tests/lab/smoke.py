@@ -1,0 +1,176 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The demo's cluster check (lab tooling): what an operator looks at after an install, then a smoke workload.
+
+    smoke.py --inventory inventories/lab/demo/hosts.yml --lock .work/demo/installer.lock.yaml
+
+- prints ``kubectl get nodes -o wide`` and ``kubectl -n kube-system get pods -o wide`` through the kubectl
+  the bundle carries (the lock's artifact, its sha256 checked) and the admin kubeconfig the install wrote
+  beside the inventory;
+- checks every node Ready at the lock's Kubernetes version and every kube-system pod Running and ready;
+- deploys one pod per node (required anti-affinity, the control-plane taint tolerated) serving its pod's name,
+  with a ClusterIP Service, from an image the bundle carries (the CNI's, whose busybox serves http);
+- asks the Service's ClusterIP from every node (an Ansible ``uri`` task on each host) and by its DNS name from
+  inside a pod; every answer names a smoke pod, and together they name pods on every node.
+
+Exit 0 when all hold; otherwise 1 with what did not. Bounded: every wait has a limit in polls, not seconds of
+a quiet machine (a busy one only polls longer, up to the limit).
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import yaml
+
+NAMESPACE = "mooring-smoke"
+PORT = 8080
+POLLS = 120  # 2 s apart: 4 minutes at most for the rollout
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def lock_facts(path):
+    with open(path) as f:
+        lock = yaml.safe_load(f)
+    k8s = lock["addons"]["kubernetes"]
+    art = next(a for a in k8s["artifacts"] if a["name"] == "kubectl" and a["arch"] == "amd64")
+    if not art["url"].startswith("file://"):
+        raise SystemExit("smoke: the lock's kubectl is not a local file (%s)" % art["url"])
+    kubectl = art["url"][len("file://"):]
+    if sha256(kubectl) != art["sha256"]:
+        raise SystemExit("smoke: %s does not match the lock's sha256" % kubectl)
+    cni = next(a for a in ("flannel", "calico", "cilium") if a in lock["addons"])
+    image = next(i["ref"] for i in lock["addons"][cni]["images"] if i["ref"].endswith(":v" + lock["addons"][cni]["version"]))
+    return kubectl, k8s["version"], image
+
+
+class Cluster(object):
+    def __init__(self, kubectl, kubeconfig):
+        self.argv = [kubectl, "--kubeconfig", kubeconfig, "--request-timeout", "20s"]
+
+    def run(self, *args, stdin=None, check=True):
+        proc = subprocess.run(self.argv + list(args), input=stdin, capture_output=True, text=True)
+        if check and proc.returncode != 0:
+            raise SystemExit("smoke: kubectl %s failed: %s" % (" ".join(args), proc.stderr.strip()[-400:]))
+        return proc
+
+    def json(self, *args):
+        return json.loads(self.run(*(list(args) + ["-o", "json"])).stdout)
+
+
+def manifest(image, replicas):
+    labels = {"app": "smoke"}
+    serve = "mkdir -p /tmp/www && echo \"$POD\" > /tmp/www/index.html && exec busybox httpd -f -p %d -h /tmp/www" % PORT
+    deploy = {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "smoke", "namespace": NAMESPACE},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": {
+            "metadata": {"labels": labels},
+            "spec": {
+                "tolerations": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
+                                 "effect": "NoSchedule"}],
+                "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}]}},
+                "containers": [{
+                    "name": "http", "image": image, "imagePullPolicy": "Never", "command": ["/bin/sh", "-c", serve],
+                    "env": [{"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+                    "ports": [{"containerPort": PORT}],
+                    "readinessProbe": {"tcpSocket": {"port": PORT}, "periodSeconds": 2}}]}}}}
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "smoke", "namespace": NAMESPACE},
+               "spec": {"selector": labels, "ports": [{"port": 80, "targetPort": PORT}]}}
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+    return namespace, deploy, service
+
+
+def wait(what, probe):
+    for _ in range(POLLS):
+        result = probe()
+        if result:
+            return result
+        time.sleep(2)
+    raise SystemExit("smoke: %s did not happen within %d polls" % (what, POLLS))
+
+
+def from_every_node(inventory, url):
+    """{host: body} of ``url`` asked on each host of the inventory (Ansible's uri module, over SSH)."""
+    env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
+    proc = subprocess.run(["ansible", "-i", inventory, "all", "-m", "ansible.builtin.uri", "-a",
+                           "url=%s return_content=true timeout=10" % url], capture_output=True, text=True, env=env,
+                          stdin=subprocess.DEVNULL)
+    try:
+        hosts = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]
+    except (ValueError, LookupError):
+        raise SystemExit("smoke: ansible uri on every node failed: %s" % (proc.stderr or proc.stdout)[-400:]) from None
+    return {h: (r.get("content") or "").strip() if r.get("status") == 200 else "FAILED: %s" % r.get("msg")
+            for h, r in sorted(hosts.items())}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--inventory", required=True)
+    p.add_argument("--lock", required=True)
+    p.add_argument("--kubeconfig", help="default: admin.conf beside the inventory")
+    args = p.parse_args(argv)
+    kubeconfig = args.kubeconfig or os.path.join(os.path.dirname(os.path.abspath(args.inventory)), "admin.conf")
+    kubectl, version, image = lock_facts(args.lock)
+    k = Cluster(kubectl, kubeconfig)
+    problems = []
+    print("$ kubectl get nodes -o wide\n" + k.run("get", "nodes", "-o", "wide").stdout)
+    print("$ kubectl -n kube-system get pods -o wide\n" + k.run("-n", "kube-system", "get", "pods", "-o", "wide").stdout)
+    nodes = k.json("get", "nodes")["items"]
+    for node in nodes:
+        name = node["metadata"]["name"]
+        ready = {c["type"]: c["status"] for c in node["status"]["conditions"]}.get("Ready")
+        kubelet = node["status"]["nodeInfo"]["kubeletVersion"]
+        if ready != "True" or kubelet != "v" + version:
+            problems.append("node %s: Ready=%s, kubelet %s (the lock's: v%s)" % (name, ready, kubelet, version))
+    for pod in k.json("-n", "kube-system", "get", "pods")["items"]:
+        statuses = pod["status"].get("containerStatuses") or []
+        if pod["status"].get("phase") != "Running" or not statuses or not all(s.get("ready") for s in statuses):
+            problems.append("pod kube-system/%s: %s, not every container ready" % (pod["metadata"]["name"],
+                                                                                    pod["status"].get("phase")))
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+        yaml.safe_dump_all(manifest(image, len(nodes)), f)
+        f.flush()
+        k.run("apply", "--server-side", "-f", f.name)
+    wait("the smoke Deployment's %d pods ready" % len(nodes),
+         lambda: k.json("-n", NAMESPACE, "get", "deployment", "smoke")["status"].get("readyReplicas") == len(nodes))
+    pods = {p["metadata"]["name"]: p["spec"]["nodeName"] for p in k.json("-n", NAMESPACE, "get", "pods")["items"]
+            if p["status"].get("phase") == "Running"}
+    print("smoke pods: %s" % ", ".join("%s on %s" % kv for kv in sorted(pods.items())))
+    if sorted(set(pods.values())) != sorted(n["metadata"]["name"] for n in nodes):
+        problems.append("smoke pods are not on every node: %s" % pods)
+    ip = k.json("-n", NAMESPACE, "get", "service", "smoke")["spec"]["clusterIP"]
+    answers = from_every_node(args.inventory, "http://%s:80/" % ip)
+    for host, body in answers.items():
+        print("from node %s: http://%s:80/ answered %r" % (host, ip, body))
+        if body not in pods:
+            problems.append("node %s: the Service's ClusterIP %s answered %r" % (host, ip, body))
+    name = "smoke.%s.svc.cluster.local" % NAMESPACE
+    pod = sorted(pods)[0]
+    dns = k.run("-n", NAMESPACE, "exec", pod, "--", "busybox", "wget", "-q", "-O", "-", "-T", "10", "http://%s/" % name,
+                check=False)
+    print("from pod %s: http://%s/ answered %r" % (pod, name, dns.stdout.strip() or dns.stderr.strip()[-200:]))
+    if dns.stdout.strip() not in pods:
+        problems.append("pod %s: %s by DNS name did not answer with a smoke pod's name" % (pod, name))
+    if problems:
+        print("smoke: FAILED\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 1
+    print("smoke: %d nodes Ready at v%s, every kube-system pod running, the Service answered from every node and "
+          "by DNS name" % (len(nodes), version))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
