@@ -105,7 +105,7 @@ def wait(what, probe):
 def from_every_node(inventory, url):
     """{host: body} of ``url`` asked on each host of the inventory (Ansible's uri module, over SSH)."""
     env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
-    proc = subprocess.run(["ansible", "-i", inventory, "all", "-m", "ansible.builtin.uri", "-a",
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible"), "-i", inventory, "all", "-m", "ansible.builtin.uri", "-a",
                            "url=%s return_content=true timeout=10" % url], capture_output=True, text=True, env=env,
                           stdin=subprocess.DEVNULL)
     try:
@@ -159,8 +159,11 @@ def main(argv=None):
             problems.append("node %s: the Service's ClusterIP %s answered %r" % (host, ip, body))
     name = "smoke.%s.svc.cluster.local" % NAMESPACE
     pod = sorted(pods)[0]
-    dns = k.run("-n", NAMESPACE, "exec", pod, "--", "busybox", "wget", "-q", "-O", "-", "-T", "10", "http://%s/" % name,
-                check=False)
+    # The name resolved in the pod by busybox's own resolver (a static glibc busybox cannot resolve through NSS),
+    # through the cluster's DNS (the pod's resolv.conf), then asked at the address it gave.
+    script = ("addr=$(busybox nslookup %s | busybox awk '/^Name:/{n=1} n && /^Address/{print $NF; exit}') && "
+              "echo \"$addr\" >&2 && busybox wget -q -O - -T 10 \"http://$addr/\"" % name)
+    dns = k.run("-n", NAMESPACE, "exec", pod, "--", "/bin/sh", "-c", script, check=False)
     print("from pod %s: http://%s/ answered %r" % (pod, name, dns.stdout.strip() or dns.stderr.strip()[-200:]))
     if dns.stdout.strip() not in pods:
         problems.append("pod %s: %s by DNS name did not answer with a smoke pod's name" % (pod, name))

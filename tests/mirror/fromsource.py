@@ -163,17 +163,28 @@ class Maker(object):
         raise gobuild.BuildError("no image recipe for %s" % base)
 
 
+def shared_closure(paths):
+    """{path: real path} of ``paths`` and every library ``ldd`` says they load."""
+    files = {}
+    for binary in paths:
+        files[binary] = os.path.realpath(binary)
+        out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+        for lib in re.findall(r"(/\S+\.so[.\d]*)", out):
+            files[lib] = os.path.realpath(lib)
+    return files
+
+
+# A static glibc busybox resolves names and services through NSS modules it loads at run time (wget crashes
+# without them): the host's, with their libraries.
+NSS_MODULES = ["/lib/x86_64-linux-gnu/libnss_files.so.2", "/lib/x86_64-linux-gnu/libnss_dns.so.2"]
+
+
 def iptables_files():
     """Debian's iptables (nft backend) as this machine has it: {image path: host path} + symlinks."""
     multi = "/usr/sbin/xtables-nft-multi"
     if not os.path.exists(multi):
         raise SystemExit("fromsource: %s missing (apt-get install iptables)" % multi)
-    files = {multi: multi}
-    files.update({p: p for p in glob.glob("/usr/lib/x86_64-linux-gnu/xtables/*.so")})
-    for binary in list(files):
-        out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
-        for lib in re.findall(r"(/\S+\.so[.\d]*)", out):
-            files[lib] = os.path.realpath(lib)
+    files = shared_closure([multi] + glob.glob("/usr/lib/x86_64-linux-gnu/xtables/*.so"))
     links = {"/usr/sbin/" + n: "xtables-nft-multi" for n in IPTABLES_LINKS}
     return files, links
 
@@ -189,6 +200,7 @@ def build_image(work, ref, recipe, dest):
         files.update(more)
     if recipe.get("busybox"):
         files["/bin/busybox"] = "/bin/busybox"
+        files.update(shared_closure([m for m in NSS_MODULES if os.path.exists(m)]))
         links.update({"/bin/" + n: "busybox" for n in ("sh", "cp", "mkdir", "cat", "ls", "rm")})
     root = tempfile.mkdtemp(dir=work)
     for target, source in files.items():
