@@ -157,6 +157,13 @@ containerd_config_version:
   returned: always
   type: int
   sample: 3
+cgroup_driver:
+  description:
+    - The spec's C(kubernetes.kubelet.cgroupDriver) (systemd or cgroupfs), else C(auto) - containerd's and the
+      kubelet's, which must agree (the containerd role's C(containerd_cgroup_driver)).
+  returned: always
+  type: str
+  sample: auto
 containerd_restrict_oom_score_adj:
   description:
     - The spec's C(containerd.restrictOOMScoreAdj) (false when absent), the containerd role's

@@ -138,8 +138,8 @@ def main(argv=None):
     for pod in k.json("-n", "kube-system", "get", "pods")["items"]:
         statuses = pod["status"].get("containerStatuses") or []
         if pod["status"].get("phase") != "Running" or not statuses or not all(s.get("ready") for s in statuses):
-            problems.append("pod kube-system/%s: %s, not every container ready" % (pod["metadata"]["name"],
-                                                                                    pod["status"].get("phase")))
+            phase = pod["status"].get("phase")
+            problems.append("pod kube-system/%s: %s, not every container ready" % (pod["metadata"]["name"], phase))
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
         yaml.safe_dump_all(manifest(image, len(nodes)), f)
         f.flush()

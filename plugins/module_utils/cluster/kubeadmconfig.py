@@ -132,8 +132,8 @@ KUBELET_FIELDS = {
 }
 KUBE_PROXY_FIELDS = {
     "mode": (lambda v: v in PROXY_MODES, "iptables, ipvs or nftables"),
-    "conntrackMaxPerCore": (lambda v: _is_int(v, 0, 2 ** 31 - 1), "a whole number from 0 (0: leave nf_conntrack_max "
-                                                                   "as it is)"),
+    "conntrackMaxPerCore": (lambda v: _is_int(v, 0, 2 ** 31 - 1),
+                            "a whole number from 0 (0: leave nf_conntrack_max as it is)"),
 }
 
 

@@ -268,6 +268,8 @@ def lock_values(lock, control_plane_address=None, groups=None, arch=DEFAULT_ARCH
         "etcd_backup": _etcd_backup(addons, where),
         "containerd_config_version": _containerd_config_version(addons, where),
         "containerd_restrict_oom_score_adj": _containerd_restrict_oom_score_adj(addons, where),
+        # containerd's and the kubelet's cgroup driver: the spec's kubelet.cgroupDriver, else "auto" (the host's init).
+        "cgroup_driver": (options.get("kubelet") or {}).get("cgroupDriver") or "auto",
         "proxy": _proxy(lock, options, api_endpoint, addresses, where),
         "ha_endpoint": _ha_endpoint(options, where),
         "addons": addons,

@@ -82,7 +82,7 @@ def test_every_field_of_a_real_catalog_lock(lock):
     assert values["host_preflights"] == {}
     assert sorted(values) == sorted(["digest", "kubernetes_version", "kubernetes_images", "kubernetes_options",
                                      "cluster_name", "api_endpoint", "ha_endpoint", "etcd_topology", "etcd_backup",
-                                     "containerd_config_version", "containerd_restrict_oom_score_adj", "proxy", "addons",
+                                     "containerd_config_version", "containerd_restrict_oom_score_adj", "cgroup_driver", "proxy", "addons",
                                      "boundary", "boundary_missing", "kubeadm_ready", "plans", "host_preflights",
                                      "installer_spec"])
     assert values["ha_endpoint"] is None
