@@ -47,7 +47,7 @@ from releases import read, readme, write_file, write_tgz  # noqa: E402
 INSTALLER = os.path.join(ROOT, "tests", "lab", "installer.yaml")
 ARCH = "amd64"
 # What the images need beside their program: iptables (kube-proxy, flannel) as Debian's package
-# installs it on this machine, with its extensions and libraries; a static busybox for flannel's
+# installs it on this machine, with its extensions and libraries; Debian's busybox for flannel's
 # install-cni init container (cp).
 IPTABLES_LINKS = ["iptables", "iptables-save", "iptables-restore", "ip6tables", "ip6tables-save", "ip6tables-restore"]
 
@@ -174,9 +174,21 @@ def shared_closure(paths):
     return files
 
 
-# A static glibc busybox resolves names and services through NSS modules it loads at run time (wget crashes
-# without them): the host's, with their libraries.
+# Debian's busybox (the dynamically linked one: a static glibc busybox crashes in wget's name and service look-ups,
+# which load NSS modules at run time), with the NSS modules it loads and their libraries.
 NSS_MODULES = ["/lib/x86_64-linux-gnu/libnss_files.so.2", "/lib/x86_64-linux-gnu/libnss_dns.so.2"]
+
+
+def debian_busybox(work):
+    """Path of Debian's (dynamic) /bin/busybox, out of its .deb (``apt-get download``, Debian's packages)."""
+    x = os.path.join(work, "busybox-deb")
+    if not os.path.exists(os.path.join(x, "bin", "busybox")):
+        os.makedirs(x, exist_ok=True)
+        subprocess.run(["apt-get", "-q", "-o", "APT::Sandbox::User=root", "download", "busybox"], cwd=x, check=True,
+                       stdout=subprocess.DEVNULL)
+        deb = glob.glob(os.path.join(x, "busybox_*.deb"))[0]
+        subprocess.run(["dpkg-deb", "-x", deb, x], check=True)
+    return os.path.join(x, "bin", "busybox")
 
 
 def iptables_files():
@@ -199,8 +211,9 @@ def build_image(work, ref, recipe, dest):
         more, links = iptables_files()
         files.update(more)
     if recipe.get("busybox"):
-        files["/bin/busybox"] = "/bin/busybox"
-        files.update(shared_closure([m for m in NSS_MODULES if os.path.exists(m)]))
+        busybox = debian_busybox(work)
+        files.update(shared_closure([busybox] + [m for m in NSS_MODULES if os.path.exists(m)]))
+        files["/bin/busybox"] = files.pop(busybox)
         links.update({"/bin/" + n: "busybox" for n in ("sh", "cp", "mkdir", "cat", "ls", "rm")})
     root = tempfile.mkdtemp(dir=work)
     for target, source in files.items():
