@@ -13,8 +13,8 @@ description:
   - Read-only. Asks the local API server's C(/readyz) (HTTPS, verified with the cluster CA), reads
     C(kubectl get nodes -o json) for the nodes' Ready condition and kubelet versions, and on a control-plane
     host the control-plane static pods (kube-apiserver, kube-controller-manager, kube-scheduler, and etcd when
-    stacked) as the API server sees them, C(kubectl get pods) of this node's mirror pods (Ready: their containers
-    run and pass their probes).
+    stacked) as the API server sees them, C(kubectl get pods) of this node's mirror pods, Ready when their
+    containers run and pass their probes.
   - C(healthy) is true when every asked gate passes; use it with C(until)/C(retries).
 author:
   - Mooring maintainers (@mooring)

@@ -372,14 +372,14 @@ def test_install_check_mode_with_a_lock_an_inventory_directory_and_both_callback
     assert data["lock"]["versions"] == {name: lock["addons"][name]["version"] for name in lock["addons"]}
     assert data["lock"]["versions"]["kubernetes"].startswith("1.35.")
     assert (data["lock"]["digest"], data["lock"]["name"]) == (lock["digest"], "lab")
-    assert data["lock"]["boundary"]["artifacts"] == ["kubeadm", "kubelet", "crictl"]
+    assert data["lock"]["boundary"]["artifacts"] == ["kubeadm", "kubelet"]
     assert [(i["kind"], i["what"]) for i in data["remaining"]] == [
-        ("kubeadm_boundary", "kubeadm boundary: the lock carries no kubeadm, kubelet, crictl: "
+        ("kubeadm_boundary", "kubeadm boundary: the lock carries no kubeadm, kubelet: "
                              "kubeadm init and join, and applying the add-ons, were not run"),
         ("declared", "the add-ons are rendered, not applied")]
     assert data["hosts"]["node-a"]["changed_tasks"] == ["A change"] == data["hosts"]["node-b"]["changed_tasks"]
     summary = run.stdout.split("MOORING REPORT", 1)[1]
-    assert "  left: kubeadm boundary: the lock carries no kubeadm, kubelet, crictl" in summary
+    assert "  left: kubeadm boundary: the lock carries no kubeadm, kubelet" in summary
     # The next run's inventory is the same: Ansible skips the dot-directory of an inventory directory.
     listed = subprocess.run([os.path.join(BIN, "ansible-inventory"), "-i", str(inventory_dir), "--list"],
                             capture_output=True, text=True, cwd=str(lab["cwd"]), env=_env(), check=False)
