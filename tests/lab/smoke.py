@@ -18,7 +18,6 @@ a quiet machine (a busy one only polls longer, up to the limit).
 """
 
 import argparse
-import hashlib
 import json
 import os
 import subprocess
@@ -28,17 +27,11 @@ import time
 
 import yaml
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
+
 NAMESPACE = "mooring-smoke"
 PORT = 8080
 POLLS = 120  # 2 s apart: 4 minutes at most for the rollout
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def lock_facts(path):
@@ -49,7 +42,7 @@ def lock_facts(path):
     if not art["url"].startswith("file://"):
         raise SystemExit("smoke: the lock's kubectl is not a local file (%s)" % art["url"])
     kubectl = art["url"][len("file://"):]
-    if sha256(kubectl) != art["sha256"]:
+    if sha256_file(kubectl)[0] != art["sha256"]:
         raise SystemExit("smoke: %s does not match the lock's sha256" % kubectl)
     cni = next(a for a in ("flannel", "calico", "cilium") if a in lock["addons"])
     image = next(i["ref"] for i in lock["addons"][cni]["images"] if i["ref"].endswith(":v" + lock["addons"][cni]["version"]))
