@@ -168,7 +168,7 @@ def shared_closure(paths):
     files = {}
     for binary in paths:
         files[binary] = os.path.realpath(binary)
-        out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+        out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=False).stdout
         for lib in re.findall(r"(/\S+\.so[.\d]*)", out):
             files[lib] = os.path.realpath(lib)
     return files

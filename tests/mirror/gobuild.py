@@ -157,7 +157,7 @@ def go_version():
 
 
 def _run(argv, cwd, env):
-    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
+    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-25:])
         raise BuildError("%s failed (rc %d) in %s:\n%s" % (" ".join(argv[:3]), proc.returncode, cwd, tail))
@@ -167,7 +167,8 @@ def _run(argv, cwd, env):
 def module_info(module, version, root, env):
     """``go mod download -json`` of one module version: its Dir, GoMod and Origin (commit) when known."""
     argv = ["go", "mod", "download", "-json", "%s@v%s" % (module, version)]
-    proc = subprocess.run(argv, cwd=os.path.join(root, "gobuild"), env=env, capture_output=True, text=True)
+    proc = subprocess.run(argv, cwd=os.path.join(root, "gobuild"), env=env, capture_output=True, text=True,
+                          check=False)
     try:
         info = json.loads(proc.stdout)
     except ValueError:
@@ -193,7 +194,8 @@ def deb_versions(packages):
     """{package: installed version} of the Debian packages a recipe links against (part of its key)."""
     out = {}
     for package in packages or ():
-        proc = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True)
+        proc = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True,
+                              check=False)
         if proc.returncode != 0 or not proc.stdout:
             raise BuildError("%s needs the Debian package %s (apt-get install %s)" % (package, package, package))
         out[package] = proc.stdout

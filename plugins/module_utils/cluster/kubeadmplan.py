@@ -58,7 +58,7 @@ def plan_cluster(states, control_plane, workers, only=None):
         action, reason = _host_action(plan, host, states, host in control_plane, only, partial, seen_cp)
         resume = action in ("init", "join_control_plane", "join_worker") and bool(states[host].get("kubelet_conf"))
         if resume:
-            reason += "; again: its last kubeadm %s did not finish" % action.split("_")[0]
+            reason += "; again: its last kubeadm %s did not finish" % action.split("_", maxsplit=1)[0]
         plan["hosts"][host] = {"action": action, "reason": reason, "resume": resume}
     if not cluster_exists and plan["init_host"] is None:
         joining = [h for h, p in plan["hosts"].items() if p["action"].startswith("join")]
