@@ -4,7 +4,7 @@
 
 For each size (default 4 and 12 hosts: 3 control-plane/etcd hosts, the rest workers) on its own lab:
 
-* ``scripts/demo.sh`` (resolve -> bundle -> ``mooring.cluster.install`` up to the kubeadm boundary, then
+* ``scripts/demo.sh`` (resolve -> bundle -> ``mooring.cluster.install``: kubeadm init and join, the CNI; then
   the same install again, which must change nothing): the fresh install's and the no-op re-run's wall time,
   and the module executions per host of the re-run (from the run report: loop items counted,
   controller-side actions not) against the budget of 25 on the busiest host;
