@@ -37,6 +37,8 @@ import tempfile
 
 import yaml
 
+from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout import artifact_version
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
@@ -52,10 +54,9 @@ ARCH = "amd64"
 IPTABLES_LINKS = ["iptables", "iptables-save", "iptables-restore", "ip6tables", "ip6tables-save", "ip6tables-restore"]
 
 
-def url_version(url, fallback):
-    """The release version a URL carries (``.../download/v1.35.0/...``), else the add-on's."""
-    m = re.search(r"/v(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)/", url)
-    return m.group(1) if m else fallback
+# Artifacts upstream publishes as a bare program: artifact name -> (gobuild recipe, program).
+BARE = {"kubeadm": ("kubernetes", "kubeadm"), "kubelet": ("kubernetes", "kubelet"),
+        "kubectl": ("kubernetes", "kubectl"), "runc": ("runc", "runc")}
 
 
 def lab_lock(installer):
@@ -79,8 +80,9 @@ class Maker(object):
 
     # -- artifacts ----------------------------------------------------------------------------------
     def artifact(self, addon, version, art):
-        name, v = art["name"], url_version(art["url"], version)
-        fn = getattr(self, "art_" + name.replace("-", "_"), None)
+        # The version the install checks the artifact against (bundle.layout), built at exactly that version.
+        name, v = art["name"], artifact_version(art, version)
+        fn = self.bare if name in BARE else getattr(self, "art_" + name.replace("-", "_"), None)
         if fn is None:
             raise SystemExit("fromsource: no way to build %s's artifact %s (%s)" % (addon, name, art["url"]))
         rel = self.rel(addon, "v%s" % v, art["dest"])
@@ -89,22 +91,9 @@ class Maker(object):
             fn(v, path, art)
         return rel
 
-    def _bare(self, component, program):
-        def make(v, path, art):
-            write_file(path, read(os.path.join(self.out(component, v), program)))
-        return make
-
-    def art_kubeadm(self, v, path, art):
-        self._bare("kubernetes", "kubeadm")(v, path, art)
-
-    def art_kubelet(self, v, path, art):
-        self._bare("kubernetes", "kubelet")(v, path, art)
-
-    def art_kubectl(self, v, path, art):
-        self._bare("kubernetes", "kubectl")(v, path, art)
-
-    def art_runc(self, v, path, art):
-        self._bare("runc", "runc")(v, path, art)
+    def bare(self, v, path, art):
+        component, program = BARE[art["name"]]
+        write_file(path, read(os.path.join(self.out(component, v), program)))
 
     def art_crictl(self, v, path, art):
         out = self.out("crictl", v)
