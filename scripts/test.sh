@@ -14,6 +14,9 @@
 #   ee          the execution environment built offline (scripts/ee.sh build) and
 #               ansible-runner running mooring.cluster.preflight in it against a lab host
 #   integration every molecule scenario (or the one named) on the lab, see scripts/integration.sh
+#               (in `all`, the lab and the test mirror - the Go builds - are prepared in the background
+#               from the start: lint, unit, sanity and docs keep about one core busy, the build takes
+#               the other)
 # Usage: scripts/test.sh all|fast|lint|unit [LINE]|sanity [LINE]|matrix|docs|package|ee|integration [SCENARIO]
 #   LINE: an ansible-core line, 2.17, 2.18 or 2.19 (the default, .venv's)
 set -euo pipefail
@@ -125,7 +128,6 @@ start_matrix() {
   # Its own process group, so that a failing stage here stops all of it.
   setsid nice -n 19 ionice -c 3 "$0" matrix > "$MATRIX_LOG" 2>&1 < /dev/null &
   MATRIX_PID=$!
-  trap 'if [ -n "$MATRIX_PID" ]; then kill -- "-$MATRIX_PID" 2>/dev/null || true; fi' EXIT
 }
 finish_matrix() {
   local rc=0 t0=$SECONDS
@@ -136,6 +138,35 @@ finish_matrix() {
   TIMINGS+=("$(sed -n 's/^::: timings: //p' "$MATRIX_LOG")")
   if [ "$rc" -ne 0 ]; then
     echo "::: matrix FAILED (exit $rc): see above" >&2
+    return "$rc"
+  fi
+}
+
+# In `all`: the lab's setup and the test mirror (cold: the Go builds, about 20 CPU-minutes) from the start, in
+# the background; waited for before the first stage that uses the lab (ee). Its log is printed then.
+PREPARE_PID=""
+stop_background() {  # on exit: whatever still runs in the background (matrix, prepare), its whole process group
+  local pid
+  for pid in "$MATRIX_PID" "$PREPARE_PID"; do
+    if [ -n "$pid" ]; then kill -- "-$pid" 2>/dev/null || true; fi
+  done
+}
+PREPARE_LOG="$WORK/ci/prepare.log"
+start_prepare() {
+  mkdir -p "$WORK/ci"
+  echo "::: stage prepare: the lab and the test mirror in the background (log $PREPARE_LOG)"
+  setsid nice -n 10 scripts/integration.sh --prepare > "$PREPARE_LOG" 2>&1 < /dev/null &
+  PREPARE_PID=$!
+  trap stop_background EXIT
+}
+finish_prepare() {
+  local rc=0 t0=$SECONDS
+  wait "$PREPARE_PID" || rc=$?
+  PREPARE_PID=""
+  echo "::: stage prepare: its log ($PREPARE_LOG), waited $((SECONDS - t0))s for it"
+  cat "$PREPARE_LOG"
+  if [ "$rc" -ne 0 ]; then
+    echo "::: prepare FAILED (exit $rc): see above" >&2
     return "$rc"
   fi
 }
@@ -153,12 +184,14 @@ case "$what" in
   fast) stage lint run_lint; stage unit run_unit ;;
   integration) stage integration run_integration "$@" ;;
   all)
+    start_prepare
     stage lint run_lint
     stage unit run_unit
     stage sanity run_sanity
     stage docs run_docs
     start_matrix
     stage package run_package
+    finish_prepare
     stage ee run_ee
     stage integration run_integration
     finish_matrix

@@ -24,9 +24,10 @@ def _read(path):
 class ActionModule(MooringAction):
     def act(self, args, task_vars):
         pki = args["pki_dir"]
-        text = kubeadm.admin_kubeconfig(args["server"], _read(os.path.join(pki, "ca.crt")),
-                                        _read(os.path.join(pki, "kubeconfig", "admin.crt")),
-                                        _read(os.path.join(pki, "kubeconfig", "admin.key")), args["cluster_name"])
+        text = kubeadm.client_kubeconfig(args["server"], _read(os.path.join(pki, "ca.crt")),
+                                         _read(os.path.join(pki, "kubeconfig", "admin.crt")),
+                                         _read(os.path.join(pki, "kubeconfig", "admin.key")),
+                                         cluster_name=args["cluster_name"])
         try:
             changed = fileio.write_if_changed(args["dest"], text, 0o600, dir_mode=0o700, check_mode=self.check_mode)
         except OSError as exc:

@@ -98,22 +98,23 @@ def discovery_kubeconfig(server, ca_pem, token, cluster_name="kubernetes"):
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
-def admin_kubeconfig(server, ca_pem, cert_pem, key_pem, cluster_name="kubernetes"):
-    """An admin kubeconfig built from the PKI's ``kubeconfig/admin`` client certificate (for the
-    controller's kubernetes.core tasks). A secret: write it 0600."""
+def client_kubeconfig(server, ca_pem, cert_pem, key_pem, user="kubernetes-admin", cluster_name="kubernetes"):
+    """A kubeconfig in kubeadm's shape from the PKI: the cluster CA and one client certificate (``user`` names
+    it: kubernetes-admin, system:kube-controller-manager, ...). The same inputs give the same bytes.
+    A secret: write it 0600."""
     b64 = base64.b64encode
+    context = "%s@%s" % (user, cluster_name)
     doc = {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": cluster_name, "cluster": {
             "server": "https://%s" % server if not str(server).startswith("https://") else server,
             "certificate-authority-data": b64(str(ca_pem).encode()).decode()}}],
-        "users": [{"name": "kubernetes-admin", "user": {
+        "users": [{"name": user, "user": {
             "client-certificate-data": b64(str(cert_pem).encode()).decode(),
             "client-key-data": b64(str(key_pem).encode()).decode()}}],
-        "contexts": [{"name": "kubernetes-admin@" + cluster_name,
-                      "context": {"cluster": cluster_name, "user": "kubernetes-admin"}}],
-        "current-context": "kubernetes-admin@" + cluster_name,
+        "contexts": [{"name": context, "context": {"cluster": cluster_name, "user": user}}],
+        "current-context": context,
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 

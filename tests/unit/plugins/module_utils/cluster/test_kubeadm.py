@@ -1,11 +1,9 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""kubeadm configuration per API version, and CONTRACT TESTS of the command lines and decisions.
+"""kubeadm configuration per API version, the command lines and decisions, the kubeconfigs from the PKI.
 
-kubeadm, kubelet and kubectl cannot run in the test lab (no Kubernetes binaries or images are
-reachable), so the exact argv the roles run and the init/join/skip and upgrade-order decisions
-are pinned here as contract tests; they run for real only on machines that reach the catalog's
-artifacts (docs/lifecycle.md).
+The roles run these for real on the lab's cluster (molecule/install, make demo); here every version and
+every branch is pinned without one.
 """
 
 from __future__ import annotations
@@ -370,3 +368,24 @@ def test_contract_plan_commands_follow_the_plan():
     assert "kubeadm" not in cmds["w1"]  # a member runs neither init nor join
     assert cmds["w1"]["drain"] == k.drain_argv("w1", 60, kubectl="/opt/bin/kubectl")
     assert cmds["w1"]["upgrade"] == ["/opt/bin/kubeadm", "upgrade", "node", "--certificate-renewal=false"]
+
+
+def test_client_kubeconfig_is_kubeadm_shaped_and_deterministic():
+    from ansible.errors import AnsibleFilterError
+
+    from ansible_collections.mooring.cluster.plugins.filter.kubeconfig import client_kubeconfig_filter
+
+    key = "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\n"
+    text = client_kubeconfig_filter(CA, CA, key, "10.0.0.11:6443", "system:kube-scheduler", "lab")
+    assert text == client_kubeconfig_filter(CA, CA, key, "10.0.0.11:6443", "system:kube-scheduler", "lab")
+    doc = yaml.safe_load(text)
+    assert doc["current-context"] == "system:kube-scheduler@lab"
+    assert doc["clusters"] == [{"name": "lab", "cluster": {"server": "https://10.0.0.11:6443",
+                                                           "certificate-authority-data": base64.b64encode(CA.encode()).decode()}}]
+    assert doc["users"][0]["name"] == "system:kube-scheduler"
+    assert base64.b64decode(doc["users"][0]["user"]["client-key-data"]).decode() == key
+    assert doc["contexts"] == [{"name": "system:kube-scheduler@lab", "context": {"cluster": "lab", "user": "system:kube-scheduler"}}]
+    with pytest.raises(AnsibleFilterError, match="not a PEM private key"):
+        client_kubeconfig_filter(CA, CA, "nope", "h:6443", "u")
+    with pytest.raises(AnsibleFilterError, match="the ca is not a PEM certificate"):
+        client_kubeconfig_filter("nope", CA, key, "h:6443", "u")
