@@ -129,17 +129,20 @@ start_matrix() {
   setsid nice -n 19 ionice -c 3 "$0" matrix > "$MATRIX_LOG" 2>&1 < /dev/null &
   MATRIX_PID=$!
 }
+finish_background() {  # finish_background NAME PID LOG: wait for it, then print its log; its exit code
+  local name=$1 pid=$2 log=$3 rc=0 t0=$SECONDS
+  wait "$pid" || rc=$?
+  echo "::: stage $name: its log ($log), waited $((SECONDS - t0))s for it"
+  cat "$log"
+  if [ "$rc" -ne 0 ]; then echo "::: $name FAILED (exit $rc): see above" >&2; fi
+  return "$rc"
+}
 finish_matrix() {
-  local rc=0 t0=$SECONDS
-  wait "$MATRIX_PID" || rc=$?
+  local pid=$MATRIX_PID rc=0
   MATRIX_PID=""
-  echo "::: stage matrix: its log ($MATRIX_LOG), waited $((SECONDS - t0))s for it"
-  cat "$MATRIX_LOG"
+  finish_background matrix "$pid" "$MATRIX_LOG" || rc=$?
   TIMINGS+=("$(sed -n 's/^::: timings: //p' "$MATRIX_LOG")")
-  if [ "$rc" -ne 0 ]; then
-    echo "::: matrix FAILED (exit $rc): see above" >&2
-    return "$rc"
-  fi
+  return "$rc"
 }
 
 # In `all`: the lab's setup and the test mirror (cold: the Go builds, about 20 CPU-minutes) from the start, in
@@ -160,15 +163,9 @@ start_prepare() {
   trap stop_background EXIT
 }
 finish_prepare() {
-  local rc=0 t0=$SECONDS
-  wait "$PREPARE_PID" || rc=$?
+  local pid=$PREPARE_PID
   PREPARE_PID=""
-  echo "::: stage prepare: its log ($PREPARE_LOG), waited $((SECONDS - t0))s for it"
-  cat "$PREPARE_LOG"
-  if [ "$rc" -ne 0 ]; then
-    echo "::: prepare FAILED (exit $rc): see above" >&2
-    return "$rc"
-  fi
+  finish_background prepare "$pid" "$PREPARE_LOG"
 }
 
 what=${1:-all}
