@@ -41,8 +41,9 @@ stage "hosts" "$t"
 
 t=$SECONDS
 mkdir -p "$W"
-echo "::: resolve tests/lab/installer.yaml -> $W/installer.lock.yaml"
-.venv/bin/mooring spec resolve tests/lab/installer.yaml --catalog-overlay "$MOORING_MIRROR_DIR/upstream-overlay" \
+echo "::: resolve tests/lab/installer.yaml (the API endpoint: a keepalived VIP on the lab's subnet) -> $W/installer.lock.yaml"
+lab spec "$LAB" -o "$W/installer.yaml"
+.venv/bin/mooring spec resolve "$W/installer.yaml" --catalog-overlay "$MOORING_MIRROR_DIR/upstream-overlay" \
   -o "$W/installer.lock.yaml"
 stage "resolve" "$t"
 

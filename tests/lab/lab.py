@@ -15,6 +15,8 @@ so it runs before ``make setup``.
     lab.py rm NAME HOST...            (molecule destroy) remove hosts and their known_hosts lines, keep the network
     lab.py status NAME                print each host's readiness
     lab.py down NAME                  remove the lab's hosts, volumes, network, inventory and known_hosts
+    lab.py spec NAME [-o FILE]        the lab's installer spec: tests/lab/installer.yaml with NAME's API endpoint,
+                                      a keepalived virtual IP (the subnet's .100) as a user on that network sets it
     lab.py route-check ADDR...        refuse (exit 1) unless each address routes through a lab bridge
     lab.py connect HOST PORT          ssh ProxyCommand (with ProxyUseFdpass): route check, then connect
 
@@ -827,6 +829,31 @@ def cmd_down(args):
     return 0
 
 
+LAB_SPEC = ROOT / "tests" / "lab" / "installer.yaml"
+VIP_HOST = 100  # the lab's hosts are .11 upwards, the bridge .1
+
+
+def lab_spec(name):
+    """tests/lab/installer.yaml with lab NAME's highly available API endpoint: ``kubernetes.controlPlaneEndpoint``
+    a free address of its subnet and ``haEndpoint: {mode: vip}`` (keepalived, docs/ha-endpoint.md)."""
+    text = LAB_SPEC.read_text()
+    marker = "\n  kubernetes:\n"
+    if text.count(marker) != 1 or "controlPlaneEndpoint" in text:
+        raise LabError("%s: expected one `kubernetes:` section and no controlPlaneEndpoint" % LAB_SPEC)
+    endpoint = ("    # lab %s's API endpoint: a free address of its subnet, held by keepalived (tests/lab/lab.py spec)\n"
+                "    controlPlaneEndpoint: %s.%d:6443\n    haEndpoint: {mode: vip}\n" % (name, lab_prefix(name), VIP_HOST))
+    return text.replace(marker, marker + endpoint, 1)
+
+
+def cmd_spec(args):
+    text = lab_spec(args.name)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="lab.py", description=__doc__.split("\n", maxsplit=1)[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -839,6 +866,10 @@ def main(argv=None):
         s = sub.add_parser(cmd)
         s.add_argument("name")
         s.set_defaults(func=func)
+    sp = sub.add_parser("spec", help="the lab's installer spec (its API endpoint a keepalived VIP)")
+    sp.add_argument("name")
+    sp.add_argument("-o", "--output")
+    sp.set_defaults(func=cmd_spec)
     rc = sub.add_parser("route-check", help="refuse unless each address routes through a lab bridge")
     rc.add_argument("addresses", nargs="+")
     rc.set_defaults(func=cmd_route_check)
