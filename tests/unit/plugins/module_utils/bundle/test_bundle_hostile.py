@@ -171,11 +171,11 @@ def test_archive_declaring_1gib_refused_in_well_under_a_second(tmp_path):
     path = str(tmp_path / "containerd-1.0.0-linux-amd64.tar.gz")
     zero_bomb_tgz(path)
     assert os.path.getsize(path) < 2 << 20
-    started = time.monotonic()
+    started = time.process_time()
     with pytest.raises(layout.LayoutError, match="members declare more than"):
         layout.plan_install({"name": "containerd", "kind": "archive", "url": "file:///x/containerd-1.0.0.tar.gz"},
                             path)
-    assert time.monotonic() - started < 2
+    assert time.process_time() - started < 2
 
 
 PAX_BOMB_REFUSED = r"a pax extended header of 2147483648 bytes at offset 0 \(at most 1048576\); refusing the archive$"
@@ -278,10 +278,10 @@ def test_deb_control_bounded(tmp_path, suffix):
         pytest.skip("no zstd on this machine")
     bomb = tmp_path / "bomb.deb"
     bomb.write_bytes(ar("control.tar." + suffix, _compress(suffix, bytes(32 << 20))))
-    started = time.monotonic()
+    started = time.process_time()
     with pytest.raises(b.BundleError, match="more than 16777216 bytes decompressed"):
         debs.deb_control(str(bomb), "bomb.deb")
-    assert time.monotonic() - started < 2
+    assert time.process_time() - started < 2
     bad = tmp_path / "bad.deb"
     bad.write_bytes(b"!<arch>\n" + b"debian-binary   0           0     0     100644  xx        `\n")
     with pytest.raises(b.BundleError, match="bad ar member size"):

@@ -66,10 +66,10 @@ def test_a_small_tar_gz_with_a_1gib_member_is_refused_at_once(tmp_path):
         f.write(gzip_bytes(ti.tobuf(format=tarfile.PAX_FORMAT)))
         gzip_zeros(f, 1 << 30)
     assert os.path.getsize(path) < 2 * 1024 * 1024
-    start = time.monotonic()
+    start = time.process_time()
     with pytest.raises(SolutionError) as info:
         solution_validate.validate_archive(path)
-    assert time.monotonic() - start < 2
+    assert time.process_time() - start < 2
     assert str(info.value) == ("%s: refused: member 'images/big' declares 1073741824 bytes, past the budget of %d bytes for "
                                "this archive (a compressed tar may unpack to 100 times its size, at least 64 MiB)"
                                % (path, max(100 * os.path.getsize(path), 64 << 20)))
@@ -83,10 +83,10 @@ def test_a_huge_pax_header_is_refused_before_it_is_read(tmp_path):
     with open(path, "wb") as f:
         f.write(gzip_bytes(ti.tobuf(format=tarfile.USTAR_FORMAT)))
         gzip_zeros(f, 1 << 20, piece=1 << 20)
-    start = time.monotonic()
+    start = time.process_time()
     with pytest.raises(SolutionError, match=r"pax\.tar\.gz: refused: a pax extended header of 943718400 bytes at offset 0 \(at most 1048576\)$"):
         solution_validate.validate_archive(path)
-    assert time.monotonic() - start < 2
+    assert time.process_time() - start < 2
 
 
 def test_a_legitimate_compressed_archive_within_the_ratio_is_read(src, tmp_path):
@@ -140,10 +140,10 @@ def test_plain_tar_cut_inside_a_header_is_refused(src, tmp_path):
 def test_special_archive_paths_are_refused_without_reading(make, message, tmp_path):
     path = str(tmp_path / "a.tar")
     make(path)
-    start = time.monotonic()
+    start = time.process_time()
     with pytest.raises(SolutionError) as info:
         solution_validate.validate_archive(path)
-    assert str(info.value).startswith("%s: %s" % (path, message)) and time.monotonic() - start < 2
+    assert str(info.value).startswith("%s: %s" % (path, message)) and time.process_time() - start < 2
 
 
 def test_manifest_alias_bomb_in_an_unsigned_archive(src, tmp_path):
@@ -154,10 +154,10 @@ def test_manifest_alias_bomb_in_an_unsigned_archive(src, tmp_path):
     out = str(tmp_path / "bomb.tar")
     with tarfile.open(out, "w") as tar:
         tar.add(src, arcname=".")
-    start = time.monotonic()
+    start = time.process_time()
     with pytest.raises(SolutionError) as info:
         solution_validate.validate_archive(out)
-    assert time.monotonic() - start < 2
+    assert time.process_time() - start < 2
     assert info.value.problems[0].startswith("%s: manifest.yaml: aliases (*name) are not allowed here (line 2" % out)
 
 

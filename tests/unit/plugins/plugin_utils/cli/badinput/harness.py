@@ -8,8 +8,9 @@ A case says which files to lay out (relative to ``{work}``), the ``mooring`` arg
 usage) and which paths under ``{root}`` it may write. The run then holds to:
 
 - the child ends by itself with an allowed exit code; an exception that reaches the top,
-  a signal, the time limit (``TIME_LIMIT``) or the memory cap (``MEMORY_LIMIT``, as
-  RLIMIT_AS) is a failure;
+  a signal, the time limit (``TIME_LIMIT`` seconds of the child's CPU time, so that a busy
+  machine cannot fail a case; ``HANG_LIMIT`` wall seconds only stop a child that waits on
+  something) or the memory cap (``MEMORY_LIMIT``, as RLIMIT_AS) is a failure;
 - no ``Traceback`` on either stream, at most ``MAX_LINES`` lines of at most ``MAX_LINE``
   characters on stderr (messages never embed unbounded values);
 - nothing under ``{root}`` (the case's whole tree, ``{work}`` and its sibling
@@ -28,7 +29,8 @@ import sys
 import time
 import traceback
 
-TIME_LIMIT = 10
+TIME_LIMIT = 10  # CPU seconds
+HANG_LIMIT = 120  # wall seconds
 MEMORY_LIMIT = 1 << 30
 MAX_LINES = 40
 MAX_LINE = 1000
@@ -116,8 +118,18 @@ def _child(argv, env, out_fd, err_fd):  # pragma: no cover - runs in the forked 
         os._exit(code)
 
 
+def _cpu_seconds(pid):
+    """User + system CPU time of a running child so far (/proc/PID/stat), 0 when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run(case, root):
-    """Lay out, run and check one case; returns (code, stdout, stderr, seconds)."""
+    """Lay out, run and check one case; returns (code, stdout, stderr, CPU seconds)."""
     work = lay_out(case, str(root))
     subst = {"work": work, "root": str(root)}
     argv = [a.format(**subst) for a in case.argv]
@@ -136,17 +148,19 @@ def run(case, root):
         if pid == 0:  # pragma: no cover
             os.chdir(work)
             _child(argv, env, out.fileno(), err.fileno())
-        deadline = start + TIME_LIMIT
         while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
+            done, status, usage = os.wait4(pid, os.WNOHANG)
             if done:
+                seconds = usage.ru_utime + usage.ru_stime
                 break
-            if time.monotonic() > deadline:
+            cpu = _cpu_seconds(pid)
+            if cpu > TIME_LIMIT or time.monotonic() - start > HANG_LIMIT:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                raise AssertionError("%s: still running after %d s" % (case.id, TIME_LIMIT))
+                raise AssertionError("%s: still running after %.1f CPU seconds (%.0f s wall)"
+                                     % (case.id, cpu, time.monotonic() - start))
             time.sleep(0.005)
-        seconds = time.monotonic() - start
+        assert seconds <= TIME_LIMIT, "%s: %.1f CPU seconds (limit %d)" % (case.id, seconds, TIME_LIMIT)
     os.chdir(cwd)
     with open(out_path, "rb") as handle:
         stdout = handle.read().decode("utf-8", "replace")
