@@ -26,7 +26,11 @@ $ansible_pin"
 hash=$(cd "$ROOT" && { cat requirements.txt requirements-openstack.txt tests/requirements.txt; echo "$pins"; } | sha256sum | cut -c1-16)
 venv=$cache/core-$line-$hash
 # A venv's scripts name its path, so it is built where it stays; the marker is written last,
-# so a build cut off half way is built again.
+# so a build cut off half way is built again. One build at a time per venv (the matrix and an
+# integration lane may ask for the same line at once): the others wait for it.
+mkdir -p "$cache"
+exec 9> "$venv.lock"
+flock 9
 if [ ! -f "$venv/.complete" ]; then
   echo "corevenv: building ansible-core $line in $venv" >&2
   rm -rf "$venv"
