@@ -44,6 +44,8 @@ for s in "${scenarios[@]}"; do
 done
 
 t0=$SECONDS
+mkdir -p "$ROOT/.work/ci"
+rm -f "$ROOT/.work/ci/lab.ready"
 echo "::: lab setup (podman, netavark, config)"
 $LAB setup < /dev/null
 if [ "$prepare_only" = 0 ]; then
@@ -53,6 +55,7 @@ fi
 t1=$SECONDS
 $LAB image < /dev/null >/dev/null
 echo "::: lab image ready in $((SECONDS - t1))s"
+touch "$ROOT/.work/ci/lab.ready"  # scripts/test.sh's ee stage waits for this, not for the mirror
 # Exports the podman configuration and MOORING_ROUTE_GUARD: controller-side connections
 # (etcd client, readyz, fetches, OpenStack) refuse addresses not routed through a lab bridge.
 eval "$($LAB env)"

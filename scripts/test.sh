@@ -146,7 +146,7 @@ finish_matrix() {
 }
 
 # In `all`: the lab's setup and the test mirror (cold: the Go builds, about 20 CPU-minutes) from the start, in
-# the background; waited for before the first stage that uses the lab (ee). Its log is printed then.
+# the background; ee waits for the lab (setup and image), integration for all of it (its log is printed then).
 PREPARE_PID=""
 stop_background() {  # on exit: whatever still runs in the background (matrix, prepare), its whole process group
   local pid
@@ -161,6 +161,11 @@ start_prepare() {
   setsid nice -n 10 scripts/integration.sh --prepare > "$PREPARE_LOG" 2>&1 < /dev/null &
   PREPARE_PID=$!
   trap stop_background EXIT
+}
+wait_lab_ready() {  # ee needs the lab's setup and image, not the test mirror: prepare's marker, or its end
+  local t0=$SECONDS
+  while [ ! -e "$WORK/ci/lab.ready" ] && kill -0 "$PREPARE_PID" 2>/dev/null; do sleep 2; done
+  echo "::: stage prepare: the lab is ready (waited $((SECONDS - t0))s); the test mirror goes on building"
 }
 finish_prepare() {
   local pid=$PREPARE_PID
@@ -188,8 +193,9 @@ case "$what" in
     stage docs run_docs
     start_matrix
     stage package run_package
-    finish_prepare
+    wait_lab_ready
     stage ee run_ee
+    finish_prepare
     stage integration run_integration
     finish_matrix
     ;;

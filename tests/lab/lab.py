@@ -243,6 +243,20 @@ def ssh_key():
     return key
 
 
+def one_at_a_time(func):
+    """Run ``func`` holding the lab cache's lock: setup and image may be asked for by two stages at once
+    (make test prepares the lab in the background while the package stage uses it)."""
+    def locked(args):
+        import fcntl
+
+        CACHE.mkdir(parents=True, exist_ok=True)
+        with open(CACHE / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return func(args)
+    return locked
+
+
+@one_at_a_time
 def cmd_setup(_args):
     if os.geteuid() != 0:
         raise LabError("the lab needs root (rootful podman, debootstrap); run it as root")
@@ -312,6 +326,7 @@ def image_ref():
     return "%s:%s" % (IMAGE_REPO, recipe_hash())
 
 
+@one_at_a_time
 def cmd_image(_args):
     ref = ensure_image()
     print(ref)
