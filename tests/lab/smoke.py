@@ -11,7 +11,9 @@
 - deploys one pod per node (required anti-affinity, the control-plane taint tolerated) serving its pod's name,
   with a ClusterIP Service, from an image the bundle carries (the CNI's, whose busybox serves http);
 - asks the Service's ClusterIP from every node (an Ansible ``uri`` task on each host) and by its DNS name from
-  inside a pod; every answer names a smoke pod, and together they name pods on every node.
+  inside a pod; every answer names a smoke pod, and together they name pods on every node;
+- asks every other smoke pod's IP directly from the first one (pod to pod across nodes, through the CNI alone):
+  each answers with its own name.
 
 Exit 0 when all hold; otherwise 1 with what did not. Bounded: every wait has a limit in polls, not seconds of
 a quiet machine (a busy one only polls longer, up to the limit).
@@ -139,8 +141,9 @@ def main(argv=None):
         k.run("apply", "--server-side", "-f", f.name)
     wait("the smoke Deployment's %d pods ready" % len(nodes),
          lambda: k.json("-n", NAMESPACE, "get", "deployment", "smoke")["status"].get("readyReplicas") == len(nodes))
-    pods = {p["metadata"]["name"]: p["spec"]["nodeName"] for p in k.json("-n", NAMESPACE, "get", "pods")["items"]
-            if p["status"].get("phase") == "Running"}
+    running = [p for p in k.json("-n", NAMESPACE, "get", "pods")["items"] if p["status"].get("phase") == "Running"]
+    pods = {p["metadata"]["name"]: p["spec"]["nodeName"] for p in running}
+    ips = {p["metadata"]["name"]: p["status"].get("podIP") for p in running}
     print("smoke pods: %s" % ", ".join("%s on %s" % kv for kv in sorted(pods.items())))
     if sorted(set(pods.values())) != sorted(n["metadata"]["name"] for n in nodes):
         problems.append("smoke pods are not on every node: %s" % pods)
@@ -158,11 +161,20 @@ def main(argv=None):
     print("from pod %s: http://%s/ answered %r" % (pod, name, dns.stdout.strip() or dns.stderr.strip()[-200:]))
     if dns.stdout.strip() not in pods:
         problems.append("pod %s: %s by DNS name did not answer with a smoke pod's name" % (pod, name))
+    # Pod to pod across nodes (the CNI's overlay, no Service in between): the first pod asks every other pod's IP.
+    for other in sorted(pods)[1:]:
+        url = "http://%s:%d/" % (ips[other], PORT)  # the lab's pod network is IPv4
+        direct = k.run("-n", NAMESPACE, "exec", pod, "--", "busybox", "wget", "-q", "-O", "-", url, check=False)
+        answer = direct.stdout.strip()
+        print("from pod %s on %s to pod %s on %s, %s answered %r"
+              % (pod, pods[pod], other, pods[other], url, answer or direct.stderr.strip()[-200:]))
+        if answer != other:
+            problems.append("pod %s on %s did not reach pod %s on %s at %s" % (pod, pods[pod], other, pods[other], url))
     if problems:
         print("smoke: FAILED\n  " + "\n  ".join(problems), file=sys.stderr)
         return 1
     print("smoke: %d nodes Ready at v%s, every kube-system pod running, the Service answered from every node and "
-          "by DNS name" % (len(nodes), version))
+          "by DNS name, every pod reached from a pod on another node" % (len(nodes), version))
     return 0
 
 
