@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup demo test test-fast test-unit lint sanity docs test-matrix test-package test-ee test-integration bench clean
+.PHONY: help setup demo demo-upgrade test test-fast test-unit lint sanity docs test-matrix test-package test-ee test-integration bench clean
 help:  ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
@@ -12,6 +12,9 @@ setup:  ## create .venv with everything and make the collection importable
 
 demo: setup  ## the main job (see README)
 	@scripts/demo.sh
+
+demo-upgrade: setup  ## the minor upgrade on the lab: Kubernetes 1.34 installed, rolled to the demo's versions, the API sampled
+	@scripts/demo_upgrade.sh
 
 test: setup  ## everything CI runs: fast checks, unit, sanity, then integration scenarios
 	@scripts/test.sh all

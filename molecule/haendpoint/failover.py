@@ -1,23 +1,25 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The VIP as a client sees it, and failover MEASURED, on the haendpoint lab (real keepalived, real SSH).
+"""The VIP as a client sees it, and failover MEASURED, on the haendpoint lab (real keepalived, real kube-apiserver).
 
-    python3 failover.py VIP PORT CA NAME=ADDRESS...   (the control-plane hosts)
+    python FILE VIP PORT CA KUBECONFIG NAME=ADDRESS...   (the control-plane hosts)
 
 Every connection from here to a lab address goes through the route guard first (netguard.check), and to the
-hosts through the lab's ssh ProxyCommand (tests/lab/lab.py connect). The API server behind the VIP is the
-scenario's STAND-IN (mooring-test-apiserver-standin.service, prepare.yml): it answers GET /readyz with
-`ok <hostname>`.
+hosts through the lab's ssh ProxyCommand (tests/lab/lab.py connect). Behind the VIP: the cluster's kube-apiserver
+static pods. The API is also sampled through the VIP every 0.5 s with the admin kubeconfig
+(molecule/shared/apisampler.py: /readyz and a namespace list) for the whole test.
 
-1. exactly one host holds the VIP (`ip -j addr` on every host);
-2. TLS to VIP:PORT verifies against the cluster CA with the VIP as server name (the VIP is in the SANs) and the
-   answer names the holder;
-3. keepalived stopped on the holder: the VIP polled every 0.1 s until another host answers; prints
-   `FAILOVER keepalived-stop: S s OLD -> NEW` (S counts from just before the ssh that stops it);
-4. keepalived started again there, the VIP back on the preferred host; then the holder's STAND-IN apiserver
-   stopped (keepalived still running): the check must move the VIP - `FAILOVER apiserver-stop: ...`;
-5. everything restored, one holder again.
-Exits non-zero at the first failed expectation or a failover slower than BOUND seconds.
+1. exactly one host holds the VIP (`ip -j addr` on every host) and the API answers through it;
+2. TLS to VIP:PORT verifies against the cluster CA with the VIP as server name (the VIP is in the SANs); a server
+   name outside the SANs is refused;
+3. keepalived stopped on the holder: the VIP polled until another host holds it and /readyz answers through it
+   again; prints `FAILOVER keepalived-stop: S s OLD -> NEW` (S counts from just before the ssh that stops it);
+4. keepalived started again there, the VIP back on the preferred host; then the holder's kube-apiserver stopped
+   (its static pod manifest moved out of /etc/kubernetes/manifests: the kubelet stops the pod) with keepalived
+   still running: its health check must move the VIP - `FAILOVER apiserver-stop: ...`;
+5. the manifest put back: the API server runs again there, the VIP back on it, one holder.
+Prints the sampler's window (samples, failed, longest gap) per failover. Exits non-zero at the first failed
+expectation or a failover slower than BOUND seconds.
 """
 
 from __future__ import annotations
@@ -34,10 +36,15 @@ import tempfile
 import time
 
 sys.path.insert(0, os.environ["ANSIBLE_COLLECTIONS_PATH"].split(os.pathsep)[0])
+sys.path.insert(0, os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], "molecule", "shared"))
+
+import apisampler  # noqa: E402  (the API sampler, lab-only)
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard  # noqa: E402
 
-BOUND = 10.0
+BOUND = 30.0  # a failover slower than this fails the test (keepalived's check runs every few seconds)
+MANIFEST = "/etc/kubernetes/manifests/kube-apiserver.yaml"
+ASIDE = "/etc/kubernetes/kube-apiserver.yaml.haendpoint-aside"
 PROJECT = os.environ["MOLECULE_PROJECT_DIRECTORY"]
 KEY = os.environ["MOORING_LAB_KEY"]
 KNOWN_HOSTS = os.environ["MOORING_LAB_KNOWN_HOSTS"]  # written by tests/lab/lab.py create
@@ -64,15 +71,15 @@ def holders(hosts, vip):
 
 
 def ask(vip, port, context, timeout=0.5):
-    """The stand-in's answer through the VIP (`ok <hostname>`), None when nothing answers."""
+    """Whether the API server behind the VIP answers GET /readyz with 200."""
     conn = http.client.HTTPSConnection(vip, port, timeout=timeout, context=context)
     try:
         conn.request("GET", "/readyz")
         response = conn.getresponse()
-        body = response.read().decode()
-        return body.split()[1] if response.status == 200 and body.startswith("ok ") else None
+        response.read(4096)
+        return response.status == 200
     except (OSError, http.client.HTTPException):
-        return None
+        return False
     finally:
         conn.close()
 
@@ -83,45 +90,52 @@ def expect(condition, message):
         sys.exit(1)
 
 
-def one_holder(hosts, vip, port, context, expected=None, wait=20.0):
-    """The one host that holds the VIP and answers through it (``expected``, when given: wait for that one)."""
+def one_holder(hosts, vip, port, context, expected=None, wait=180.0):
+    """The one host that holds the VIP, the API answering through it (``expected``, when given: wait for that one)."""
     deadline = time.monotonic() + wait
     while True:
         found = holders(hosts, vip)
         answer = ask(vip, port, context, timeout=2)
-        if len(found) == 1 and answer == found[0] and expected in (None, answer):
+        if len(found) == 1 and answer and expected in (None, found[0]):
             return found[0]
         if time.monotonic() > deadline:
-            expect(False, "exactly one holder of %s answering through it%s; holders %s, answer %s"
+            expect(False, "exactly one holder of %s with the API answering through it%s; holders %s, answers %s"
                    % (vip, " (%s)" % expected if expected else "", found, answer))
         time.sleep(0.5)
 
 
-def failover(label, hosts, vip, port, context, old, command):
+def failover(label, hosts, vip, port, context, old, command, sampler):
+    """Run ``command`` on the holder ``old``; the seconds until another host holds the VIP and the API answers."""
     address = next(h["address"] for h in hosts if h["name"] == old)
     t0 = time.monotonic()
     ssh(address, command)
+    new = None
     while True:
-        answer = ask(vip, port, context, timeout=0.3)
         elapsed = time.monotonic() - t0
-        if answer and answer != old:
+        expect(elapsed < 120, "%s: the VIP did not move with the API answering through it within 120 s (holders %s)"
+               % (label, holders(hosts, vip)))
+        if new is None:
+            found = holders(hosts, vip)
+            new = found[0] if len(found) == 1 and found[0] != old else None
+        if new is not None and ask(vip, port, context, timeout=0.3):
             break
-        expect(elapsed < 60, "%s: no other host answered through the VIP within 60 s" % label)
         time.sleep(0.1)
-    print("FAILOVER %s: %.1f s %s -> %s" % (label, elapsed, old, answer), flush=True)
+    window = sampler.window(t0)
+    print("FAILOVER %s: %.1f s %s -> %s; API sampled through the VIP: %s" % (label, elapsed, old, new, json.dumps(window)),
+          flush=True)
     expect(elapsed < BOUND, "%s: failover took %.1f s (bound %.0f s)" % (label, elapsed, BOUND))
-    expect(holders(hosts, vip) == [answer], "%s: %s holds the VIP alone afterwards" % (label, answer))
-    return elapsed
+    expect(holders(hosts, vip) == [new], "%s: %s holds the VIP alone afterwards" % (label, new))
+    return elapsed, window
 
 
 def main():
-    vip, port, ca = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    hosts = [dict(zip(("name", "address"), pair.split("=", 1))) for pair in sys.argv[4:]]
+    vip, port, ca, kubeconfig = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    hosts = [dict(zip(("name", "address"), pair.split("=", 1))) for pair in sys.argv[5:]]
     netguard.check(vip)  # refuse before the first packet if the VIP is not routed through the lab bridge
     context = ssl.create_default_context(cafile=ca)  # verifies the chain and the VIP as the server name
     context.check_hostname = True
     first = one_holder(hosts, vip, port, context)
-    print("HOLDER %s answers through %s:%d, certificate verified for %s" % (first, vip, port, vip), flush=True)
+    print("HOLDER %s: the API answers through %s:%d, certificate verified for %s" % (first, vip, port, vip), flush=True)
     # The VIP as server name is what is verified: a name the certificate does not carry is refused.
     raw = socket.create_connection((vip, port), timeout=3)
     try:
@@ -132,25 +146,33 @@ def main():
     finally:
         raw.close()
 
-    times = {}
-    times["keepalived-stop"] = failover("keepalived-stop", hosts, vip, port, context, first, "systemctl stop keepalived")
-    ssh(next(h["address"] for h in hosts if h["name"] == first), "systemctl start keepalived")
+    sampler = apisampler.ApiSampler(kubeconfig)
+    sampler.start()
+    first_address = next(h["address"] for h in hosts if h["name"] == first)
+    times, windows = {}, {}
+    times["keepalived-stop"], windows["keepalived-stop"] = failover(
+        "keepalived-stop", hosts, vip, port, context, first, "systemctl stop keepalived", sampler)
+    ssh(first_address, "systemctl start keepalived")
     # The preferred host takes the VIP back (keepalived preempts) once it runs again.
-    back = one_holder(hosts, vip, port, context, expected=first)
+    one_holder(hosts, vip, port, context, expected=first)
 
-    times["apiserver-stop"] = failover("apiserver-stop", hosts, vip, port, context, first,
-                                       "systemctl stop mooring-test-apiserver-standin")
-    ssh(next(h["address"] for h in hosts if h["name"] == first), "systemctl start mooring-test-apiserver-standin")
-    # ... and once its apiserver answers again.
+    times["apiserver-stop"], windows["apiserver-stop"] = failover(
+        "apiserver-stop", hosts, vip, port, context, first, "mv %s %s" % (MANIFEST, ASIDE), sampler)
+    ssh(first_address, "mv %s %s" % (ASIDE, MANIFEST))
+    # ... and once its API server answers again.
     back = one_holder(hosts, vip, port, context, expected=first)
+    sampler.stop.set()
+    sampler.join()
     for host in hosts:
-        state = ssh(host["address"], "systemctl is-active keepalived mooring-test-apiserver-standin").split()
-        expect(state == ["active", "active"], "%s: keepalived and the stand-in restored (%s)" % (host["name"], state))
+        state = ssh(host["address"], "systemctl is-active keepalived kubelet; test -f %s && echo manifest" % MANIFEST).split()
+        expect(state == ["active", "active", "manifest"], "%s: keepalived, the kubelet and the API server's manifest "
+               "restored (%s)" % (host["name"], state))
     for host in hosts:  # close the shared connections
         subprocess.run(["ssh", "-o", "ControlPath=%s/%%C" % CONTROL, "-O", "exit", "root@%s" % host["address"]],
                        capture_output=True, check=False, stdin=subprocess.DEVNULL)
     shutil.rmtree(CONTROL, ignore_errors=True)
-    print(json.dumps({"failover_seconds": {k: round(v, 2) for k, v in times.items()}, "holder": back}), flush=True)
+    print(json.dumps({"failover_seconds": {k: round(v, 2) for k, v in times.items()}, "api": windows, "holder": back}),
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -1,27 +1,34 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The whole-node rolling upgrade as users run it, on the noderoll lab (real containerd, etcd, SSH, systemd).
+"""The whole-node rolling upgrade as users run it, on a real Kubernetes cluster (the noderoll lab: real kubelet,
+API servers, containerd, etcd, SSH, systemd; the real kubectl).
 
 Each run is the documented command, a separate ``ansible-playbook`` process (molecule/etcdroll/faults.py's
-``Run``, sampler and helpers are reused, not copied):
+``Run``, etcd sampler and helpers are reused, not copied):
 
     ansible-playbook -i INVENTORY mooring.cluster.upgrade -e mooring_lock=LOCK -e mooring_bundle_file=BUNDLE
 
-The hosts run lock A (containerd 1.6.20 build deb12u2, etcd 3.4.23). Tests, in order:
-  skew       lock A itself as the target: etcd 3.4.23 with Kubernetes 1.33 breaks the etcd rule - refused with
-             the one-line message, changed=0, nothing on any host changed, the MOCK kubectl never called
-  failure    lock B (containerd build deb12u3, etcd 3.5.1) with a systemd drop-in on host 2 that fails
-             containerd's start once the new binary is there: the run fails naming host 2; host 1 done (new
-             containerd sha256, etcd 3.5.1, drained before and uncordoned after its restarts, in that order);
-             host 3 untouched (old sha256, same ActiveEnterTimestamps, etcd 3.4.23, never in the mock's log);
-             quorum held; the cluster lease given back
-  resume     the drop-in removed, the same command: completes; every host on the new containerd and etcd 3.5.1,
-             per host drain -> containerd start -> etcd start -> uncordon, host 3 after host 2's uncordon,
-             the gate container ran, quorum held
-  noop       the same command again: changed=0 on every host, no restart, the mock never called
-  installguard  mooring.cluster.install with lock A (the other containerd build) on the rolled hosts: every host
-             refuses before its containerd is installed or restarted, naming mooring.cluster.upgrade
-Prints one JSON line per test and exits non-zero at the first failed expectation.
+The hosts run lock A (Kubernetes 1.35.5, etcd 3.6.11, containerd 2.1.8); lock B is the demo's versions (1.35.8,
+3.6.14, 2.1.9). A workload runs throughout: Deployment ``web`` (3 replicas, one per node, its own
+PodDisruptionBudget maxUnavailable 1). The API is sampled through the VIP every 0.5 s (molecule/shared/apisampler.py:
+/readyz and a namespace list, plus the nodes' schedulability and versions) and etcd's quorum every 0.2 s. Tests:
+  skew       a lock of Kubernetes 1.34.4 (a downgrade): refused with the one-line message, changed=0, nothing on any
+             host changed, no node cordoned
+  pdb        lock B with Deployment ``pinned`` (1 replica on host 2, PodDisruptionBudget minAvailable 1) and
+             kubeadm_drain_timeout=30: host 1 rolled (kubelet, static pods, containerd, etcd at lock B's versions);
+             host 2's drain cannot finish: the run fails naming host 2 and the pod, host 2 schedulable again with
+             nothing changed, host 3 untouched; quorum held; the lease given back
+  killed     ``pinned`` removed, the same command, SIGKILLed (its whole process group) once host 2 is schedulable at
+             1.35.8: host 2 done, host 1 not drained again
+  resume     the same command: completes host 3 only (changed=0 on hosts 1 and 2 in the recap, their kubelet,
+             containerd and etcd not restarted); every node at 1.35.8, every static pod at v1.35.8, every etcd member
+             at 3.6.14, ``web`` 3 pods ready; the API window of this worker-only run
+  noop       the same command again: changed=0 on every host, no restart, no node cordoned
+  installguard  mooring.cluster.install with lock A on the rolled hosts: every host refuses before its containerd is
+             installed or restarted, naming mooring.cluster.upgrade
+Prints one JSON line per test (with the API sampler's figures: samples, failed, longest gap in seconds, each
+node's turn) and exits non-zero at the first failed expectation. Figures are reported, not asserted against a
+clock: CI shares its cores.
 """
 
 from __future__ import annotations
@@ -30,187 +37,302 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
 import tarfile
 import time
 from urllib.parse import urlsplit
 
 sys.path.insert(0, os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], "molecule", "etcdroll"))
+sys.path.insert(0, os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], "molecule", "shared"))
 
-import faults as lab  # noqa: E402  (the etcdroll scenario's sampler, SSH and run helpers)
+import apisampler  # noqa: E402  (the API sampler, lab-only)
+import faults as lab  # noqa: E402  (the etcdroll scenario's etcd sampler, SSH and run helpers)
 import yaml  # noqa: E402
 
 EPH = lab.EPH
 HOSTS = lab.HOSTS
 H1, H2, H3 = HOSTS
-OLD_ETCD, NEW_ETCD = "3.4.23", "3.5.1"
-LOCK = {name: os.path.join(EPH, "lock-%s.yaml" % name) for name in ("a", "b")}
+LOCK = {name: os.path.join(EPH, "lock-%s.yaml" % name) for name in ("a", "b", "old")}
+KUBECONFIG = os.path.join(EPH, "admin.conf")
+NAMESPACE = "noderoll"
 # By the old names (deprecated until 0.4.0): this scenario is what proves they still work.
-ARGS = {name: ["mooring.cluster.upgrade", "-e", "bundle_lock=%s" % LOCK[name], "-e", "bundle_file=%s/bundle-%s.tar" % (EPH, name)] for name in LOCK}
-MOCK_LOG = "/var/log/mock-kubectl.log"
-DROPIN = "/etc/systemd/system/containerd.service.d/99-noderoll-fault.conf"
+ARGS = {name: ["mooring.cluster.upgrade", "-e", "bundle_lock=%s" % LOCK[name], "-e", "bundle_file=%s/bundle-%s.tar" % (EPH, name)]
+        for name in LOCK}
+DRAIN_TIMEOUT = 30
 expect = lab.expect
 
 
+def read_lock(name):
+    with open(LOCK[name]) as f:
+        return yaml.safe_load(f)
+
+
+def local_file(art):
+    url = art["url"]
+    expect(url.startswith("file://"), "the lock's %s is not a local file: %s" % (art["name"], url))
+    return urlsplit(url).path
+
+
 def containerd_sha(lock):
-    """sha256 of bin/containerd inside the lock's containerd archive (the mirror's stand-in)."""
-    with open(lock) as f:
-        doc = yaml.safe_load(f)
-    art = next(a for a in doc["addons"]["containerd"]["artifacts"] if a["name"] == "containerd")
-    with tarfile.open(urlsplit(art["url"]).path) as t:
+    """sha256 of bin/containerd inside the lock's containerd release archive (built from its Go module)."""
+    art = next(a for a in lock["addons"]["containerd"]["artifacts"] if a["name"] == "containerd" and a["arch"] == "amd64")
+    with tarfile.open(local_file(art)) as t:
         return hashlib.sha256(t.extractfile("bin/containerd").read()).hexdigest()
+
+
+class Kubectl(object):
+    """The lock's kubectl (its sha256 checked) with the admin kubeconfig the install wrote, through the VIP."""
+
+    def __init__(self, lock):
+        art = next(a for a in lock["addons"]["kubernetes"]["artifacts"] if a["name"] == "kubectl" and a["arch"] == "amd64")
+        self.path = local_file(art)
+        with open(self.path, "rb") as f:
+            expect(hashlib.sha256(f.read()).hexdigest() == art["sha256"], "kubectl %s: sha256 differs from the lock" % self.path)
+
+    def __call__(self, *args, stdin=None, check=True):
+        proc = subprocess.run([self.path, "--kubeconfig", KUBECONFIG, "--request-timeout", "20s"] + list(args), input=stdin,
+                              capture_output=True, text=True, timeout=120, check=False)
+        if check and proc.returncode != 0:
+            raise lab.Failed("kubectl %s: %s" % (" ".join(args), proc.stderr.strip()[-400:]))
+        return proc.stdout
+
+    def json(self, *args):
+        return json.loads(self(*(list(args) + ["-o", "json"])))
+
+    def apply(self, *docs):
+        self("apply", "-f", "-", stdin="\n---\n".join(json.dumps(d) for d in docs))
 
 
 def unit_started(host, unit):
     """ActiveEnterTimestamp (epoch seconds) of a systemd unit, from systemd's own property."""
-    path = "/org/freedesktop/systemd1/unit/" + unit.replace(".", "_2e")
+    path = "/org/freedesktop/systemd1/unit/" + unit.replace(".", "_2e").replace("-", "_2d")
     out = lab.ssh(host, "busctl get-property org.freedesktop.systemd1 %s org.freedesktop.systemd1.Unit "
                         "ActiveEnterTimestamp" % path)
     return int(out.split()[1]) / 1e6
 
 
-def state(host):
-    out = lab.ssh(host, "sha256sum /usr/local/bin/containerd | cut -d' ' -f1; systemctl is-active containerd || true; "
-                        "/usr/local/bin/etcd --version | head -n1")
-    sha, active, etcd_line = out.splitlines()[:3]
-    return {"sha": sha, "active": active, "etcd_bin": etcd_line.split()[-1],
-            "containerd_t": unit_started(host, "containerd.service"), "etcd_t": unit_started(host, "etcd.service")}
+def host_state(host):
+    out = lab.ssh(host, "sha256sum /usr/local/bin/containerd | cut -d' ' -f1; /usr/local/bin/etcd --version | head -n1; "
+                        "/usr/local/bin/kubelet --version")
+    sha, etcd_line, kubelet_line = out.splitlines()[:3]
+    return {"sha": sha, "etcd_bin": etcd_line.split()[-1], "kubelet_bin": kubelet_line.split()[-1],
+            "containerd_t": unit_started(host, "containerd.service"), "etcd_t": unit_started(host, "etcd.service"),
+            "kubelet_t": unit_started(host, "kubelet.service")}
 
 
-def mock_log():
-    """[(time, verb, node)] of the MOCK kubectl (drain/uncordon run on the first control plane)."""
-    out = lab.ssh(H1, "cat %s 2>/dev/null || true" % MOCK_LOG)
-    rows = []
-    for line in out.splitlines():
-        parts = line.split()
-        verb = next((p for p in parts[1:] if p in ("drain", "uncordon", "cordon")), None)
-        if verb:
-            rows.append((float(parts[0]), verb, parts[parts.index(verb) + 1]))
-    return rows
+def cluster_state(k):
+    """{node: {version, unschedulable, ready}} and each control plane's static pods' image tags, from the API."""
+    nodes = {}
+    for item in k.json("get", "nodes")["items"]:
+        conds = {c["type"]: c["status"] for c in item["status"].get("conditions", [])}
+        nodes[item["metadata"]["name"]] = {"version": item["status"]["nodeInfo"]["kubeletVersion"],
+                                           "unschedulable": bool(item["spec"].get("unschedulable")),
+                                           "ready": conds.get("Ready") == "True"}
+    static = {}
+    for pod in k.json("get", "pods", "-n", "kube-system", "-l", "tier=control-plane")["items"]:
+        static.setdefault(pod["spec"]["nodeName"], {})[pod["metadata"]["labels"]["component"]] = (
+            pod["spec"]["containers"][0]["image"].rsplit(":", 1)[-1])
+    return nodes, static
 
 
-def served(host):
-    return lab.SAMPLER.latest().get(host)
+def workload(image):
+    """Deployment web (one pod per node, control planes tolerated) with its PodDisruptionBudget, busybox httpd."""
+    labels = {"app": "web"}
+    tolerate = [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}]
+    container = {"name": "http", "image": image, "imagePullPolicy": "Never",
+                 "command": ["/bin/sh", "-c", "mkdir -p /tmp/w && echo ok > /tmp/w/index.html && exec busybox httpd -f -p 8080 -h /tmp/w"],
+                 "readinessProbe": {"tcpSocket": {"port": 8080}, "periodSeconds": 2}}
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": NAMESPACE},
+         "spec": {"replicas": 3, "selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
+             "tolerations": tolerate, "terminationGracePeriodSeconds": 2,
+             "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                                            "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": labels}}],
+             "containers": [container]}}}},
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": NAMESPACE},
+         "spec": {"maxUnavailable": 1, "selector": {"matchLabels": labels}}}]
 
 
-def unchanged(run, test):
+def pinned(image):
+    """Deployment pinned: one pod on host 2, a PodDisruptionBudget that allows no eviction of it."""
+    labels = {"app": "pinned"}
+    return [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "pinned", "namespace": NAMESPACE},
+         "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
+             "nodeSelector": {"kubernetes.io/hostname": H2}, "terminationGracePeriodSeconds": 2,
+             "tolerations": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}],
+             "containers": [{"name": "sleep", "image": image, "imagePullPolicy": "Never", "command": ["/bin/sh", "-c", "exec busybox sleep 100000"]}]}}}},
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pinned", "namespace": NAMESPACE},
+         "spec": {"minAvailable": 1, "selector": {"matchLabels": labels}}}]
+
+
+def pods(k, app):
+    """[(name, node, ready)] of the app's pods."""
+    out = []
+    for pod in k.json("get", "pods", "-n", NAMESPACE, "-l", "app=" + app)["items"]:
+        conds = {c["type"]: c["status"] for c in pod.get("status", {}).get("conditions", [])}
+        if pod["metadata"].get("deletionTimestamp"):
+            continue
+        out.append((pod["metadata"]["name"], pod["spec"].get("nodeName"), conds.get("Ready") == "True"))
+    return sorted(out)
+
+
+def web_ready(k, test, want=3):
+    lab.wait_for("%s: %d web pods ready" % (test, want), lambda: sum(1 for p in pods(k, "web") if p[2]) == want, 240)
+
+
+def unchanged(run, test, hosts=HOSTS):
     recap = run.recap()
-    expect(recap and all(r["changed"] == 0 for r in recap.values()), "%s: changed on some host: %s" % (test, recap))
+    expect(all(recap.get(h, {}).get("changed") == 0 for h in hosts), "%s: changed on some of %s: %s" % (test, hosts, recap))
 
 
-def order_ok(test, before, after, log, hosts, containerd_kept=()):
-    """Per host: drain < containerd start < etcd start < uncordon; the next host's drain after that uncordon.
-    ``containerd_kept``: hosts whose containerd already ran the new binary (not restarted by this run)."""
-    last = None
-    for host in hosts:
-        if host in containerd_kept:
-            expect(after[host]["containerd_t"] == before[host]["containerd_t"],
-                   "%s: containerd on %s restarted although it ran the new binary" % (test, host))
-        drains = [t for t, v, n in log if n == host and v == "drain"]
-        uncordons = [t for t, v, n in log if n == host and v == "uncordon"]
-        expect(drains and uncordons, "%s: %s was not drained and uncordoned (mock log: %s)" % (test, host, log))
-        d, u = drains[-1], uncordons[-1]
-        c, e = after[host]["containerd_t"], after[host]["etcd_t"]
-        if host in containerd_kept:
-            c = d  # not restarted by this run: only drain < etcd start < uncordon applies
-        else:
-            expect(c != before[host]["containerd_t"], "%s: containerd on %s was not restarted" % (test, host))
-        expect(e != before[host]["etcd_t"], "%s: etcd on %s was not restarted" % (test, host))
-        expect(d <= c < e < u, "%s: %s order wrong: drain %.2f containerd %.2f etcd %.2f uncordon %.2f"
-               % (test, host, d, c, e, u))
-        expect(last is None or d > last, "%s: %s drained at %.2f before the previous host's uncordon %.2f"
-               % (test, host, d, last or 0))
-        last = u
+def restarts(before, after, host):
+    return [u for u in ("containerd_t", "etcd_t", "kubelet_t") if after[host][u] != before[host][u]]
 
 
-def report(test, run, since, **extra):
+def report(test, run, since, api, until=None, **extra):
     w = lab.quorum_held(since, test)
-    print(json.dumps(dict(test=test, rc=run.proc.returncode, seconds=run.seconds, samples=w["samples"],
-                          min_serving=w["min_serving"], **extra)), flush=True)
+    turns = api.turns(since, NEW, until)
+    print(json.dumps(dict(test=test, rc=run.proc.returncode, seconds=run.seconds, etcd_samples=w["samples"],
+                          etcd_min_serving=w["min_serving"], api=api.window(since, until),
+                          turns={n: {"seconds": t["seconds"], "api": t["window"]} for n, t in turns.items()}, **extra)),
+          flush=True)
+    return turns
+
+
+def check_rolled(test, k, hosts, new_sha):
+    nodes, static = cluster_state(k)
+    for h in hosts:
+        s = host_state(h)
+        expect(s["sha"] == new_sha and s["etcd_bin"] == NEW_ETCD and s["kubelet_bin"] == "v" + NEW,
+               "%s: %s not on lock B: %s" % (test, h, s))
+        expect(lab.SAMPLER.latest().get(h) == NEW_ETCD, "%s: %s serves etcd %s" % (test, h, lab.SAMPLER.latest().get(h)))
+        expect(nodes[h]["version"] == "v" + NEW and nodes[h]["ready"] and not nodes[h]["unschedulable"],
+               "%s: node %s: %s" % (test, h, nodes[h]))
+        if h in (H1, H2):
+            expect(set(static.get(h, {}).values()) == {"v" + NEW} and len(static.get(h, {})) == 3,
+                   "%s: %s's static pods: %s" % (test, h, static.get(h)))
+
+
+NEW = OLD = NEW_ETCD = OLD_ETCD = None
 
 
 def main():
-    old_sha, new_sha = containerd_sha(LOCK["a"]), containerd_sha(LOCK["b"])
-    expect(old_sha != new_sha, "the two containerd builds have the same bytes (%s)" % old_sha)
+    global NEW, OLD, NEW_ETCD, OLD_ETCD
+    a, b = read_lock("a"), read_lock("b")
+    OLD, NEW = a["addons"]["kubernetes"]["version"], b["addons"]["kubernetes"]["version"]
+    OLD_ETCD, NEW_ETCD = a["addons"]["etcd"]["version"], b["addons"]["etcd"]["version"]
+    old_sha, new_sha = containerd_sha(a), containerd_sha(b)
+    expect(OLD != NEW and OLD_ETCD != NEW_ETCD and old_sha != new_sha, "locks A and B do not differ: %s %s" % (OLD, NEW))
+    k = Kubectl(b)
+    image = next(i["ref"] for i in b["addons"]["flannel"]["images"] if i["ref"].endswith(":v" + b["addons"]["flannel"]["version"]))
+    api = apisampler.ApiSampler(KUBECONFIG, NAMESPACE, nodes=True)
+    api.start()
     lab.SAMPLER.start()
-    lab.wait_for("every member to serve", lambda: all(served(h) for h in HOSTS), 30)
-    s0 = {h: state(h) for h in HOSTS}
+    lab.wait_for("every etcd member to serve", lambda: all(lab.SAMPLER.latest().get(h) for h in HOSTS), 60)
+    lab.wait_for("the API through the VIP to answer", api.answering, 60)
+    nodes, static = cluster_state(k)
     for h in HOSTS:
-        expect(s0[h]["sha"] == old_sha and s0[h]["active"] == "active" and s0[h]["etcd_bin"] == OLD_ETCD,
+        expect(nodes[h]["version"] == "v" + OLD and nodes[h]["ready"], "before: node %s: %s" % (h, nodes[h]))
+    expect(all(set(static[h].values()) == {"v" + OLD} for h in (H1, H2)), "before: static pods %s" % static)
+    k.apply(*workload(image))
+    web_ready(k, "before")
+    s0 = {h: host_state(h) for h in HOSTS}
+    for h in HOSTS:
+        expect(s0[h]["sha"] == old_sha and s0[h]["etcd_bin"] == OLD_ETCD and lab.SAMPLER.latest().get(h) == OLD_ETCD,
                "before: %s is not on lock A: %s" % (h, s0[h]))
-    expect(mock_log() == [], "before: the mock kubectl was called already")
 
-    # skew: the etcd rule
+    # skew: a downgrade
+    old_spec = os.path.join(EPH, "installer-old.yaml")
+    with open(os.path.join(EPH, "installer-a.yaml")) as f:
+        text = f.read()
+    with open(old_spec, "w") as f:
+        f.write(text.replace("version: %s\n" % OLD, "version: 1.34.4\n", 1))
+    subprocess.run([os.path.join(lab.PROJECT, ".venv", "bin", "mooring"), "spec", "resolve", old_spec, "-o", LOCK["old"]],
+                   check=True, capture_output=True)
     t = time.monotonic()
-    run = lab.Run("skew", ARGS["a"])
+    run = lab.Run("skew", ARGS["old"])
     run.wait()
     expect(run.proc.returncode != 0, "skew: the run passed")
-    want = "etcd 3.4.23 is not supported by Kubernetes 1.33.9 (kubeadm 1.33 runs etcd 3.5.x)"
+    want = "target 1.34.4 is older than the running %s; downgrades are not supported" % OLD
     expect(want in run.text, "skew: no line %r: %s" % (want, run.why()))
     unchanged(run, "skew")
-    expect({h: state(h) for h in HOSTS} == s0, "skew: a host changed")
-    expect(mock_log() == [], "skew: the mock kubectl was called")
+    expect({h: host_state(h) for h in HOSTS} == s0, "skew: a host changed")
+    expect(cluster_state(k)[0] == nodes, "skew: a node changed")
     deprecated = "the variable bundle_lock is now mooring_lock"
     expect(deprecated in run.text, "skew: the old input name was taken without its deprecation warning: %s" % run.why())
-    report("skew", run, t, message=want)
+    report("skew", run, t, api, message=want)
 
-    # failure on the second host
-    lab.ssh(H2, "mkdir -p %s && printf '[Service]\\nExecStartPre=/bin/sh -c \"! echo %s  /usr/local/bin/containerd "
-                "| sha256sum -c --status\"\\n' > %s && systemctl daemon-reload"
-            % (os.path.dirname(DROPIN), new_sha, DROPIN))
+    # pdb: host 2's drain cannot finish
+    k.apply(*pinned(image))
+    lab.wait_for("pdb: the pinned pod ready on %s" % H2, lambda: pods(k, "pinned") and pods(k, "pinned")[0][1:] == (H2, True), 240)
+    blocker = pods(k, "pinned")[0][0]
     t = time.monotonic()
-    run = lab.Run("failure", ARGS["b"])
-    run.wait()
-    s1 = {h: state(h) for h in HOSTS}
-    log1 = mock_log()
-    expect(run.proc.returncode != 0, "failure: the run passed")
+    run = lab.Run("pdb", ARGS["b"] + ["-e", "kubeadm_drain_timeout=%d" % DRAIN_TIMEOUT])
+    run.wait(timeout=1800)
+    until = time.monotonic()
+    expect(run.proc.returncode != 0, "pdb: the run passed")
     recap = run.recap()
-    expect(recap.get(H2, {}).get("failed") == 1, "failure: %s not named as failed: %s" % (H2, recap))
-    expect(re.search(r"fatal: \[%s\]" % re.escape(H2), run.text), "failure: no fatal line for %s" % H2)
-    expect(s1[H1]["sha"] == new_sha and served(H1) == NEW_ETCD and s1[H1]["etcd_bin"] == NEW_ETCD,
-           "failure: %s not done: %s, serves %s" % (H1, s1[H1], served(H1)))
-    order_ok("failure", s0, s1, log1, [H1])
-    expect([n for _t, v, n in log1 if v == "drain"][-1] == H2, "failure: %s was not drained last: %s" % (H2, log1))
-    expect(min(t for t, v, n in log1 if n == H2) > max(t for t, v, n in log1 if n == H1 and v == "uncordon"),
-           "failure: %s drained before %s's uncordon: %s" % (H2, H1, log1))
-    expect(s1[H3] == s0[H3], "failure: %s changed: %s -> %s" % (H3, s0[H3], s1[H3]))
-    expect(served(H3) == OLD_ETCD, "failure: %s serves etcd %s" % (H3, served(H3)))
-    expect(all(n != H3 for _t, _v, n in log1), "failure: %s in the mock's log: %s" % (H3, log1))
-    lab.lease_free("failure")
-    report("failure", run, t, failed=H2, host3_untouched=True)
+    expect(recap.get(H2, {}).get("failed") == 1, "pdb: %s not named as failed: %s: %s" % (H2, recap, run.why()))
+    expect(re.search(r"drain: %s could not be drained .*%s/%s" % (re.escape(H2), NAMESPACE, re.escape(blocker)), run.text),
+           "pdb: no drain failure naming %s/%s: %s" % (NAMESPACE, blocker, run.why()))
+    check_rolled("pdb", k, [H1], new_sha)
+    s1 = {h: host_state(h) for h in HOSTS}
+    nodes, _static = cluster_state(k)
+    expect(all(not n["unschedulable"] for n in nodes.values()), "pdb: a node left cordoned: %s" % nodes)
+    for h in (H2, H3):
+        expect(s1[h] == s0[h] and nodes[h]["version"] == "v" + OLD, "pdb: %s changed: %s -> %s (%s)" % (h, s0[h], s1[h], nodes[h]))
+    expect(pods(k, "pinned")[0][0] == blocker, "pdb: the pinned pod was evicted")
+    web_ready(k, "pdb")
+    lab.lease_free("pdb")
+    report("pdb", run, t, api, until, failed=H2, blocked_by="%s/%s" % (NAMESPACE, blocker))
 
-    # resume: drop-in removed (containerd's Restart=always then starts the new binary on host 2 by itself),
-    # the same command completes
-    lab.ssh(H2, "rm -f %s && systemctl daemon-reload" % DROPIN)
-    lab.wait_for("containerd on %s to run again" % H2, lambda: state(H2)["active"] == "active", 60)
-    s1 = dict(s1, **{H2: state(H2)})
-    expect(s1[H2]["sha"] == new_sha, "resume: %s runs containerd %s" % (H2, s1[H2]["sha"]))
+    # killed: once host 2 is done
+    k("delete", "-n", NAMESPACE, "deployment/pinned", "pdb/pinned", "--wait=true")
     t = time.monotonic()
-    n_before = len(log1)
+    run = lab.Run("killed", ARGS["b"])
+
+    def host2_done():
+        n = (api.samples[-1][2] or {}).get(H2) if api.samples else None
+        return n is not None and not n[0] and n[1] == "v" + NEW
+
+    lab.wait_for("killed: %s schedulable at v%s" % (H2, NEW), host2_done, 1800, proc=run)
+    run.kill()
+    until = time.monotonic()
+    check_rolled("killed", k, [H1, H2], new_sha)
+    s2 = {h: host_state(h) for h in HOSTS}
+    expect(not restarts(s1, s2, H1), "killed: %s restarted %s" % (H1, restarts(s1, s2, H1)))
+    turns = report("killed", run, t, api, until, killed_after=H2)
+    expect(H1 not in turns, "killed: %s was cordoned again: %s" % (H1, turns))
+
+    # resume: the same command finishes the rest
+    lab.lease_free("killed", within=60)
+    t = time.monotonic()
     run = lab.Run("resume", ARGS["b"])
-    expect(run.wait() == 0, "resume: %s" % run.why())
-    s2 = {h: state(h) for h in HOSTS}
-    log2 = mock_log()
-    for h in HOSTS:
-        expect(s2[h]["sha"] == new_sha and s2[h]["active"] == "active" and s2[h]["etcd_bin"] == NEW_ETCD
-               and served(h) == NEW_ETCD, "resume: %s not on lock B: %s, serves %s" % (h, s2[h], served(h)))
-    expect(s2[H1] == s1[H1], "resume: %s (done before) changed: %s -> %s" % (H1, s1[H1], s2[H1]))
-    order_ok("resume", s1, s2, log2[n_before:], [H2, H3], containerd_kept=[H2])
-    gates = re.findall(r"GATE containerd (\S+): .*hello from the mooring bundle", run.text)
-    expect(set(gates) == {H2, H3}, "resume: gate container lines for %s" % gates)
+    expect(run.wait(timeout=1800) == 0, "resume: %s" % run.why())
+    until = time.monotonic()
+    check_rolled("resume", k, HOSTS, new_sha)
+    s3 = {h: host_state(h) for h in HOSTS}
+    unchanged(run, "resume", [H1, H2])
+    for h in (H1, H2):
+        expect(not restarts(s2, s3, h), "resume: %s restarted %s" % (h, restarts(s2, s3, h)))
+    web_ready(k, "resume")
     lab.lease_free("resume")
-    report("resume", run, t, gates=sorted(gates))
+    turns = report("resume", run, t, api, until, web=pods(k, "web"))
+    expect(set(turns) <= {H3}, "resume: nodes other than %s cordoned: %s" % (H3, turns))
 
     # noop
     t = time.monotonic()
     run = lab.Run("noop", ARGS["b"])
     expect(run.wait() == 0, "noop: %s" % run.why())
     unchanged(run, "noop")
-    expect({h: state(h) for h in HOSTS} == s2, "noop: a host changed")
-    expect(mock_log() == log2, "noop: the mock kubectl was called")
-    report("noop", run, t)
+    expect({h: host_state(h) for h in HOSTS} == s3, "noop: a host changed")
+    turns = report("noop", run, t, api)
+    expect(not turns, "noop: nodes cordoned: %s" % turns)
 
-    # installguard: the install path with lock A (the other containerd build) never swaps a running containerd
+    # installguard: the install path with lock A (the other containerd) never swaps a running containerd
     t = time.monotonic()
     run = lab.Run("installguard", ["mooring.cluster.install"])
     run.wait()
@@ -221,9 +343,8 @@ def main():
         expect(re.search(r"%s: containerd is running and the bundle has other binaries for it .*"
                          r"Run mooring.cluster.upgrade" % re.escape(h), run.text),
                "installguard: no refusal line for %s: %s" % (h, run.why()))
-    expect({h: state(h) for h in HOSTS} == s2, "installguard: a host's containerd or etcd changed")
-    expect(mock_log() == log2, "installguard: the mock kubectl was called")
-    report("installguard", run, t)
+    expect({h: host_state(h) for h in HOSTS} == s3, "installguard: a host's containerd, etcd or kubelet changed")
+    report("installguard", run, t, api)
     return 0
 
 

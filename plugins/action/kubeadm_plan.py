@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm, kubeadmplan, skew
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm, kubeadmconfig, kubeadmplan, skew
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
 
@@ -13,7 +13,9 @@ class ActionModule(MooringAction):
         plan = kubeadmplan.plan_cluster(args["states"], args["control_plane"], args["workers"], only=args["only"])
         result = dict(plan)
         result["lines"] = kubeadmplan.plan_lines(plan)
-        result["commands"] = kubeadmplan.plan_commands(plan, args["bin_dir"], args["config_dir"], args["drain_timeout"])
+        ignore = kubeadmconfig.preflight_errors_ignored([], args["kubelet"])
+        result["commands"] = kubeadmplan.plan_commands(plan, args["bin_dir"], args["config_dir"], args["drain_timeout"],
+                                                       upgrade_ignore=ignore)
         result["upgrade"] = None
         result["batches"] = []
         if args["target_version"]:
@@ -30,7 +32,7 @@ class ActionModule(MooringAction):
             if result["upgrade"]["action"] == "upgrade":
                 first = args["control_plane"][0]
                 result["commands"][first]["upgrade"] = kubeadm.upgrade_apply_argv(
-                    result["upgrade"]["to"], kubeadm=args["bin_dir"] + "/kubeadm")
+                    result["upgrade"]["to"], kubeadm=args["bin_dir"] + "/kubeadm", ignore_preflight_errors=ignore)
             up = result["upgrade"]
             result["lines"].append("upgrade: %s -> %s (%s)" % (up["from"], up["to"], up["action"]))
         result["changed"] = False

@@ -39,7 +39,10 @@ options:
     type: path
     default: etcdctl
   restore_tool:
-    description: Program that restores (C(etcdctl) for etcd 3.4, C(etcdutl) for 3.5 and later); default O(etcdctl).
+    description:
+      - Program that reads a snapshot's status and restores it (C(etcdctl) for etcd 3.4, C(etcdutl) for 3.5 and
+        later); default C(etcdutl) beside O(etcdctl) when there is one, else O(etcdctl) (etcdctl 3.6 has no
+        C(snapshot status) or C(snapshot restore)).
     type: path
   endpoint:
     description: Client URL of the member to snapshot (C(https://) only).
@@ -126,7 +129,11 @@ command:
 """
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdctl import client_args, members_initial_cluster  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdsnapshot import restore_snapshot, save_snapshot  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdsnapshot import (  # noqa: E402
+    offline_tool,
+    restore_snapshot,
+    save_snapshot,
+)
 from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 
 
@@ -165,10 +172,10 @@ class EtcdSnapshot(MooringModule):
             if self.check_mode:
                 return dict(changed=True)
             base = client_args([p["endpoint"]], p["cacert"], p["cert"], p["key"], etcdctl=p["etcdctl"], dial_timeout=10)
-            info = save_snapshot(self.module.run_command, base, p["path"], tool=p["restore_tool"] or p["etcdctl"])
+            info = save_snapshot(self.module.run_command, base, p["path"], tool=p["restore_tool"])
             return dict(changed=True, **info)
         cluster = p["initial_cluster"] or members_initial_cluster(p["members"], p["peer_port"])
-        return restore_snapshot(self.module.run_command, p["restore_tool"] or p["etcdctl"], p["path"], p["name"],
+        return restore_snapshot(self.module.run_command, p["restore_tool"] or offline_tool(p["etcdctl"]), p["path"], p["name"],
                                 cluster, p["token"], p["peer_urls"], p["data_dir"], check_mode=self.check_mode)
 
 

@@ -40,6 +40,11 @@ options:
     description: With O(static_pods), also require the etcd static pod.
     type: bool
     default: false
+  version:
+    description:
+      - With O(static_pods), also require each control-plane static pod to run its image tagged C(v<version>)
+        (an upgrade's gate: the node's static pods are at the new version).
+    type: str
   api:
     description: Gate on the local API server's C(/readyz).
     type: bool
@@ -131,13 +136,14 @@ def check(module, p):
         rc, out, err = module.run_command(kubeadm.static_pods_argv(p["host_node"], os.path.join(p["bin_dir"], "kubectl"),
                                                                    p["kubeconfig"]))
         try:
-            missing = kubeadm.static_pods_running(out, p["stacked_etcd"]) if rc == 0 else list(kubeadm.STATIC_PODS)
+            missing = (kubeadm.static_pods_running(out, p["stacked_etcd"], p["version"]) if rc == 0
+                       else list(kubeadm.STATIC_PODS))
         except MooringError as exc:
             problems.append(str(exc))
         if rc != 0:
             problems.append("kubectl get pods failed (rc=%d): %s" % (rc, err.strip()[:200]))
         if missing:
-            problems.append("static pods not ready: %s" % ", ".join(missing))
+            problems.append("static pods not ready%s: %s" % (" at v" + p["version"] if p["version"] else "", ", ".join(missing)))
     return {"healthy": not problems, "api_ready": api, "nodes": nodes, "missing_static_pods": missing,
             "problems": problems}
 
@@ -150,6 +156,7 @@ class K8sHealth(MooringModule):
         "static_pods": {"type": "bool", "default": False},
         "host_node": {"type": "str"},
         "stacked_etcd": {"type": "bool", "default": False},
+        "version": {"type": "str"},
         "api": {"type": "bool", "default": True},
         "api_host": {"type": "str", "default": "127.0.0.1"},
         "api_port": {"type": "int", "default": 6443},

@@ -89,6 +89,13 @@ options:
     description: Seconds C(kubectl drain) may take.
     type: int
     default: 300
+  kubelet:
+    description:
+      - The lock's kubelet options (C(kubernetes.kubelet) of the spec). With C(failCgroupV1=false) the upgrade commands
+        ignore kubeadm's C(SystemVerification) preflight check, as the cluster's init and join configuration does
+        (kubeadm upgrade reads neither).
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""

@@ -15,8 +15,9 @@ so it runs before ``make setup``.
     lab.py rm NAME HOST...            (molecule destroy) remove hosts and their known_hosts lines, keep the network
     lab.py status NAME                print each host's readiness
     lab.py down NAME                  remove the lab's hosts, volumes, network, inventory and known_hosts
-    lab.py spec NAME [-o FILE]        the lab's installer spec: tests/lab/installer.yaml with NAME's API endpoint,
-                                      a keepalived virtual IP (the subnet's .100) as a user on that network sets it
+    lab.py spec NAME [-o FILE] [--from patch]  the lab's installer spec: tests/lab/installer.yaml with NAME's API
+                                      endpoint, a keepalived virtual IP (the subnet's .100) as a user on that network
+                                      sets it; --from: at the versions an upgrade starts from (tests/lab/previous.yaml)
     lab.py route-check ADDR...        refuse (exit 1) unless each address routes through a lab bridge
     lab.py connect HOST PORT          ssh ProxyCommand (with ProxyUseFdpass): route check, then connect
 
@@ -53,6 +54,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # lab.py is also loaded by path (tests, benchmarks)
+import labspec  # noqa: E402  (the lab's installer specs, same folder)
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("MOORING_CACHE_DIR", "/var/cache/mooring")) / "lab"
@@ -844,24 +848,27 @@ def cmd_down(args):
     return 0
 
 
-LAB_SPEC = ROOT / "tests" / "lab" / "installer.yaml"
 VIP_HOST = 100  # the lab's hosts are .11 upwards, the bridge .1
 
 
-def lab_spec(name):
-    """tests/lab/installer.yaml with lab NAME's highly available API endpoint: ``kubernetes.controlPlaneEndpoint``
-    a free address of its subnet and ``haEndpoint: {mode: vip}`` (keepalived, docs/ha-endpoint.md)."""
-    text = LAB_SPEC.read_text()
+def lab_spec(name, upgrade_from=None):
+    """tests/lab/installer.yaml (at tests/lab/previous.yaml's versions ``upgrade_from`` when given) with lab NAME's
+    highly available API endpoint: ``kubernetes.controlPlaneEndpoint`` a free address of its subnet and
+    ``haEndpoint: {mode: vip}`` (keepalived, docs/ha-endpoint.md)."""
+    try:
+        text = labspec.spec_text(upgrade_from)
+    except labspec.SpecError as exc:
+        raise LabError(str(exc)) from None
     marker = "\n  kubernetes:\n"
     if text.count(marker) != 1 or "controlPlaneEndpoint" in text:
-        raise LabError("%s: expected one `kubernetes:` section and no controlPlaneEndpoint" % LAB_SPEC)
+        raise LabError("%s: expected one `kubernetes:` section and no controlPlaneEndpoint" % labspec.LAB_SPEC)
     endpoint = ("    # lab %s's API endpoint: a free address of its subnet, held by keepalived (tests/lab/lab.py spec)\n"
                 "    controlPlaneEndpoint: %s.%d:6443\n    haEndpoint: {mode: vip}\n" % (name, lab_prefix(name), VIP_HOST))
     return text.replace(marker, marker + endpoint, 1)
 
 
 def cmd_spec(args):
-    text = lab_spec(args.name)
+    text = lab_spec(args.name, args.upgrade_from)
     if args.output:
         Path(args.output).write_text(text)
     else:
@@ -884,6 +891,8 @@ def main(argv=None):
     sp = sub.add_parser("spec", help="the lab's installer spec (its API endpoint a keepalived VIP)")
     sp.add_argument("name")
     sp.add_argument("-o", "--output")
+    sp.add_argument("--from", dest="upgrade_from", metavar="WHICH",
+                    help="at the versions an upgrade starts from (tests/lab/previous.yaml: patch)")
     sp.set_defaults(func=cmd_spec)
     rc = sub.add_parser("route-check", help="refuse unless each address routes through a lab bridge")
     rc.add_argument("addresses", nargs="+")

@@ -22,6 +22,24 @@ lab = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(lab)
 
 
+def test_lab_spec_at_the_versions_an_upgrade_starts_from():
+    import yaml
+
+    demo = yaml.safe_load(lab.lab_spec("noderoll"))["spec"]
+    assert demo["kubernetes"]["controlPlaneEndpoint"] == "%s.%d:6443" % (lab.lab_prefix("noderoll"), lab.VIP_HOST)
+    old = yaml.safe_load(lab.lab_spec("noderoll", "patch"))["spec"]
+    pins = lab.labspec.previous("patch")
+    assert {name: old[name]["version"] for name in pins} == pins
+    # Nothing else moves: the same spec with the demo's versions put back.
+    for name in pins:
+        old[name]["version"] = demo[name]["version"]
+    assert old == demo
+    with pytest.raises(lab.LabError, match="no entry 'nope'"):
+        lab.lab_spec("noderoll", "nope")
+    with pytest.raises(lab.labspec.SpecError, match="no spec.calico.version line"):
+        lab.labspec.pin_versions(lab.labspec.spec_text(), {"calico": "3.30.0"})
+
+
 def test_subnet_index_is_deterministic_and_in_range():
     for name in ("preflight", "etcd", "lab", "a" * 60):
         idx = lab.subnet_index(name)

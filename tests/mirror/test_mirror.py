@@ -99,6 +99,7 @@ def test_mirror_mismatch_over_http_names_the_artifact(tmp_path, served):
 # the real catalog, the demo's with the mirror's overlay: each add-on the mirror builds from upstream
 # source has the same version, artifacts (name, kind, arch, where they land) and images; only URLs,
 # checksums and the images' archives differ, and what fromsource.py could not build is named there.
+# The same for the versions the lab upgrades from (tests/lab/previous.yaml), pinned in both specs.
 BUILT = ("kubernetes", "etcd", "containerd", "flannel")
 
 
@@ -108,17 +109,22 @@ def _shape(addon):
             "images": sorted(i["ref"] for i in addon["images"]), "packages": addon["packages"]}
 
 
-def test_demo_lock_differs_from_a_users_only_in_urls_and_checksums():
+@pytest.mark.parametrize("upgrade_from", [None, "patch"])
+def test_demo_lock_differs_from_a_users_only_in_urls_and_checksums(upgrade_from):
     import yaml
+
+    sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
+    import labspec
 
     with open(os.path.join(MIRROR, "from-source.json")) as f:
         unbuilt = json.load(f)["unbuilt"]
     with open(os.path.join(ROOT, "inventories", "example", "installer.yaml")) as f:
         user = yaml.safe_load(f)
     user["spec"]["flannel"] = user["spec"].pop("calico")
+    for addon, version in (labspec.previous(upgrade_from) if upgrade_from else {}).items():
+        user["spec"][addon]["version"] = version
     users = build_lock(parse_installer(user), load_catalog(None))
-    with open(os.path.join(ROOT, "tests", "lab", "installer.yaml")) as f:
-        demo_spec = yaml.safe_load(f)
+    demo_spec = yaml.safe_load(labspec.spec_text(upgrade_from))
     demo = build_lock(parse_installer(demo_spec), load_catalog(None, [os.path.join(MIRROR, "upstream-overlay")]))
     for name in BUILT:
         want, got = _shape(users["addons"][name]), _shape(demo["addons"][name])

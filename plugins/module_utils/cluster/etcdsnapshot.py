@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdctl import (
     EtcdError,
@@ -30,9 +31,17 @@ def save_snapshot(run, base, path, tool=None):
 
     with fileio.atomic_output(path, mode=0o600, check=save):
         pass
-    info = snapshot_info(run, tool or base[0], path)
+    info = snapshot_info(run, tool or offline_tool(base[0]), path)
     info.update({"path": path, "sha256": sha256_file(path)[0], "size": os.path.getsize(path)})
     return info
+
+
+def offline_tool(etcdctl):
+    """The program for a snapshot file (status, restore): ``etcdutl`` beside ``etcdctl`` when there is one (etcd 3.5
+    and later; etcdctl 3.6 has neither ``snapshot status`` nor ``restore``), else ``etcdctl`` itself (3.4)."""
+    found = shutil.which(etcdctl) or etcdctl
+    sibling = os.path.join(os.path.dirname(found), "etcdutl")
+    return sibling if os.path.dirname(found) and os.access(sibling, os.X_OK) else etcdctl
 
 
 def snapshot_info(run, tool, path):

@@ -157,13 +157,19 @@ def token_create_argv(token, ttl="1h", kubeadm="kubeadm", kubeconfig=ADMIN_CONF)
             "--groups", "system:bootstrappers:kubeadm:default-node-token"]
 
 
-def upgrade_apply_argv(version, kubeadm="kubeadm"):
+def _ignored(names):
+    return ["--ignore-preflight-errors=" + ",".join(names)] if names else []
+
+
+def upgrade_apply_argv(version, kubeadm="kubeadm", ignore_preflight_errors=()):
+    """``ignore_preflight_errors``: the preflight checks the cluster's own configuration ignores (SystemVerification
+    where the kubelet may run on cgroup v1: kubeadm's upgrade reads no ignorePreflightErrors of init or join)."""
     return [kubeadm, "upgrade", "apply", "v%d.%d.%d" % parse_version(version), "--yes",
-            "--certificate-renewal=false"]
+            "--certificate-renewal=false"] + _ignored(ignore_preflight_errors)
 
 
-def upgrade_node_argv(kubeadm="kubeadm"):
-    return [kubeadm, "upgrade", "node", "--certificate-renewal=false"]
+def upgrade_node_argv(kubeadm="kubeadm", ignore_preflight_errors=()):
+    return [kubeadm, "upgrade", "node", "--certificate-renewal=false"] + _ignored(ignore_preflight_errors)
 
 
 def drain_argv(node, timeout=300, kubectl="kubectl", kubeconfig=ADMIN_CONF):
@@ -219,8 +225,9 @@ def static_pods_argv(node, kubectl="kubectl", kubeconfig=ADMIN_CONF):
             "tier=control-plane", "--field-selector", "spec.nodeName=" + node, "--output", "json"]
 
 
-def static_pods_running(pods_json, stacked_etcd=False):
-    """From :func:`static_pods_argv`'s JSON: which control-plane static pods are missing (not Ready).
+def static_pods_running(pods_json, stacked_etcd=False, version=None):
+    """From :func:`static_pods_argv`'s JSON: which control-plane static pods are missing (not Ready, or with
+    ``version`` not running the image tagged ``v<version>``).
 
     The mirror pods are what the kubelet reported to the API server: a pod there is Ready only when its
     containers run and pass their probes (kubeadm 1.35 needs no crictl, so neither does this gate)."""
@@ -234,6 +241,9 @@ def static_pods_running(pods_json, stacked_etcd=False):
     for pod in items:
         labels = (pod.get("metadata") or {}).get("labels") or {}
         conditions = {c.get("type"): c.get("status") for c in (pod.get("status") or {}).get("conditions") or []}
-        if labels.get("tier") == "control-plane" and conditions.get("Ready") == "True":
+        images = [c.get("image") or "" for c in (pod.get("spec") or {}).get("containers") or []]
+        current = version is None or labels.get("component") == "etcd" or (
+            images and all(i.endswith(":v%d.%d.%d" % parse_version(version)) for i in images))
+        if labels.get("tier") == "control-plane" and conditions.get("Ready") == "True" and current:
             ready.add(labels.get("component"))
     return [c for c in wanted if c not in ready]

@@ -116,9 +116,10 @@ def _host_action(plan, host, states, cp, only, partial, seen_cp):
     return "join_worker", "joins as a worker"
 
 
-def plan_commands(plan, bin_dir="/usr/local/bin", config_dir=CONFIG_DIR, drain_timeout=300):
+def plan_commands(plan, bin_dir="/usr/local/bin", config_dir=CONFIG_DIR, drain_timeout=300, upgrade_ignore=()):
     """The exact command lines each host's steps run: ``{host: {drain, uncordon, delete, reset,
-    upgrade, kubeadm (init or join, only when planned)}}``."""
+    upgrade, kubeadm (init or join, only when planned)}}``; ``upgrade_ignore``: kubeadm preflight checks the
+    upgrade commands ignore."""
     kadm = bin_dir + "/kubeadm"
     kctl = bin_dir + "/kubectl"
     out = {}
@@ -128,7 +129,7 @@ def plan_commands(plan, bin_dir="/usr/local/bin", config_dir=CONFIG_DIR, drain_t
             "uncordon": uncordon_argv(host, kubectl=kctl),
             "delete": delete_node_argv(host, kubectl=kctl),
             "reset": reset_argv(kubeadm=kadm),
-            "upgrade": upgrade_node_argv(kubeadm=kadm),
+            "upgrade": upgrade_node_argv(kubeadm=kadm, ignore_preflight_errors=upgrade_ignore),
         }
         resume = ["--ignore-preflight-errors=all"] if entry.get("resume") else []
         if entry["action"] == "init":

@@ -186,6 +186,9 @@ def test_contract_upgrade_argv():
     assert k.upgrade_apply_argv("1.35.2") == ["kubeadm", "upgrade", "apply", "v1.35.2", "--yes",
                                               "--certificate-renewal=false"]
     assert k.upgrade_node_argv() == ["kubeadm", "upgrade", "node", "--certificate-renewal=false"]
+    assert k.upgrade_node_argv(ignore_preflight_errors=["SystemVerification"])[-1] == \
+        "--ignore-preflight-errors=SystemVerification"
+    assert k.upgrade_apply_argv("1.35.2", ignore_preflight_errors=["A", "B"])[-1] == "--ignore-preflight-errors=A,B"
 
 
 def test_contract_drain_uncordon_delete_reset_argv():
@@ -316,8 +319,9 @@ def test_node_conditions_from_structured_output():
         k.node_conditions("not json")
 
 
-def _mirror_pod(component, ready, tier="control-plane"):
+def _mirror_pod(component, ready, tier="control-plane", tag="v1.35.8"):
     return {"metadata": {"name": "%s-cp1" % component, "labels": {"component": component, "tier": tier}},
+            "spec": {"containers": [{"name": component, "image": "registry.k8s.io/%s:%s" % (component, tag)}]},
             "status": {"conditions": [{"type": "PodScheduled", "status": "True"},
                                       {"type": "Ready", "status": "True" if ready else "False"}]}}
 
@@ -331,6 +335,14 @@ def test_static_pods_from_the_apis_mirror_pods():
     assert k.static_pods_running({"items": []}) == list(k.STATIC_PODS)
     with pytest.raises(k.KubeadmError, match="kubectl get pods"):
         k.static_pods_running("not json")
+
+
+def test_static_pods_at_a_version_during_an_upgrade():
+    pods = {"items": [_mirror_pod("kube-apiserver", True), _mirror_pod("kube-scheduler", True, tag="v1.35.5"),
+                      _mirror_pod("kube-controller-manager", True)]}
+    assert k.static_pods_running(pods) == []
+    assert k.static_pods_running(pods, version="1.35.8") == ["kube-scheduler"]
+    assert k.static_pods_running(pods, version="1.35.5") == ["kube-apiserver", "kube-controller-manager"]
 
 
 def test_static_pods_argv_reads_this_nodes_mirror_pods():
