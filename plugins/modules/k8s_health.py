@@ -43,7 +43,7 @@ options:
   version:
     description:
       - With O(static_pods), also require each control-plane static pod to run its image tagged C(v<version>)
-        (an upgrade's gate: the node's static pods are at the new version).
+        (the upgrade's gate - the node's static pods are at the new version).
     type: str
   api:
     description: Gate on the local API server's C(/readyz).

@@ -11,7 +11,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etc
 def _program(path):
     with open(path, "w") as f:
         f.write("#!/bin/sh\n")
-    os.chmod(path, 0o755)
+    os.chmod(path, 0o700)
     return str(path)
 
 
