@@ -60,6 +60,7 @@ stage "install $FROM" "$t"
 t=$SECONDS
 echo "::: upgrade $FROM -> $TO, one node at a time, the API sampled through the VIP every 0.5 s"
 # The playbook's output to upgrade.log; the sampler's figures (one JSON line) to upgrade-api.json.
+# shellcheck disable=SC2016  # the inner bash expands "$1" and "${@:2}" itself
 .venv/bin/python molecule/shared/apisampler.py --kubeconfig "$(dirname "$INV")/admin.conf" --turns "$TO" -- \
   bash -c '"${@:2}" > "$1"' - "$W/upgrade.log" .venv/bin/ansible-playbook -i "$INV" mooring.cluster.upgrade \
   -e mooring_lock="$W/current.lock.yaml" -e mooring_bundle_file="$W/bundle-current.tar" \
