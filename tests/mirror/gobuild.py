@@ -156,23 +156,48 @@ def go_version():
     return out.stdout.strip()
 
 
+# The module proxy's answers that a moment later are different: its checksum database has answered 404 for a
+# module version that it served a minute before and after; connections reset or time out. A version the proxy does
+# not serve (403 "not available") is final and not retried.
+TRANSIENT = ("sumdb/sum.golang.org/lookup", "i/o timeout", "connection reset", "TLS handshake timeout", "unexpected EOF",
+             "502 Bad Gateway", "503 Service Unavailable", "504 Gateway Timeout")
+ATTEMPTS = 4
+PAUSE = 10  # seconds before the second attempt, doubled each time
+
+
+def transient(text):
+    return any(marker in text for marker in TRANSIENT) and "403 Forbidden" not in text
+
+
 def _run(argv, cwd, env):
-    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-25:])
-        raise BuildError("%s failed (rc %d) in %s:\n%s" % (" ".join(argv[:3]), proc.returncode, cwd, tail))
-    return proc.stdout
+    for attempt in range(1, ATTEMPTS + 1):
+        proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+        if proc.returncode == 0:
+            return proc.stdout
+        text = (proc.stderr or proc.stdout).strip()
+        if attempt == ATTEMPTS or not transient(text):
+            tail = "\n".join(text.splitlines()[-25:])
+            raise BuildError("%s failed (rc %d) in %s:\n%s" % (" ".join(argv[:3]), proc.returncode, cwd, tail))
+        log("%s: the module proxy failed for now (attempt %d of %d), again in %d s: %s"
+            % (" ".join(argv[:3]), attempt, ATTEMPTS, PAUSE * 2 ** (attempt - 1), text.splitlines()[-1][:200]))
+        time.sleep(PAUSE * 2 ** (attempt - 1))
 
 
 def module_info(module, version, root, env):
     """``go mod download -json`` of one module version: its Dir, GoMod and Origin (commit) when known."""
     argv = ["go", "mod", "download", "-json", "%s@v%s" % (module, version)]
-    proc = subprocess.run(argv, cwd=os.path.join(root, "gobuild"), env=env, capture_output=True, text=True,
-                          check=False)
-    try:
-        info = json.loads(proc.stdout)
-    except ValueError:
-        info = {"Error": (proc.stderr or proc.stdout).strip() or "rc %d" % proc.returncode}
+    for attempt in range(1, ATTEMPTS + 1):
+        proc = subprocess.run(argv, cwd=os.path.join(root, "gobuild"), env=env, capture_output=True, text=True,
+                              check=False)
+        try:
+            info = json.loads(proc.stdout)
+        except ValueError:
+            info = {"Error": (proc.stderr or proc.stdout).strip() or "rc %d" % proc.returncode}
+        if not info.get("Error") or attempt == ATTEMPTS or not transient(info["Error"]):
+            break
+        log("%s@v%s: the module proxy failed for now (attempt %d of %d), again in %d s"
+            % (module, version, attempt, ATTEMPTS, PAUSE * 2 ** (attempt - 1)))
+        time.sleep(PAUSE * 2 ** (attempt - 1))
     if info.get("Error"):  # e.g. a version the proxy does not serve
         raise BuildError("%s@v%s: %s" % (module, version, " ".join(info["Error"].split())))
     return info

@@ -141,3 +141,25 @@ def test_demo_lock_differs_from_a_users_only_in_urls_and_checksums(upgrade_from)
     # Nothing the user's catalog resolves is left unbuilt but what the proxy does not serve.
     # (sigs.k8s.io/cri-tools v1.35.0 is not served here; kubeadm 1.35 does not need crictl.)
     assert set(unbuilt) <= {"kubernetes/crictl"}, unbuilt
+
+
+def test_go_commands_retry_what_the_proxy_fails_for_now(tmp_path, monkeypatch):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import gobuild
+
+    monkeypatch.setattr(gobuild, "PAUSE", 0)
+    count = tmp_path / "count"
+    fake = tmp_path / "go"
+    fake.write_text("#!/bin/sh\necho x >> %s\n[ $(wc -l < %s) -ge 2 ] && { echo built; exit 0; }\n"
+                    "echo 'reading https://proxy.golang.org/sumdb/sum.golang.org/lookup/k8s.io/a@v0.1.0: 404 Not Found' >&2\n"
+                    "exit 1\n" % (count, count))
+    fake.chmod(0o700)
+    assert gobuild._run([str(fake), "build"], str(tmp_path), dict(os.environ)) == "built\n"
+    assert count.read_text().count("x") == 2
+    refused = tmp_path / "refused"
+    refused.write_text("#!/bin/sh\necho x >> %s.n\necho '403 Forbidden server response: This module version is not "
+                       "available.' >&2\nexit 1\n" % refused)
+    refused.chmod(0o700)
+    with pytest.raises(gobuild.BuildError, match="not available"):
+        gobuild._run([str(refused), "build"], str(tmp_path), dict(os.environ))
+    assert (tmp_path / "refused.n").read_text().count("x") == 1
