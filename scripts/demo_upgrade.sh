@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The minor upgrade, as a user runs it, on the embedded lab (`make demo-upgrade`):
-#   the lab's spec at the previous minor (tests/lab/previous.yaml `minor`: Kubernetes 1.34.11, etcd 3.6.11,
+#   the lab's spec at the previous minor (tests/lab/previous.yaml `minor`: Kubernetes 1.34.11, etcd 3.5.33,
 #   containerd 2.1.8) installed on 3 control-plane/etcd hosts and 1 worker, then
 #   `ansible-playbook mooring.cluster.upgrade -e mooring_lock=<the demo's lock>` rolling every node to the demo's
 #   versions (1.35.8, 3.6.14, 2.1.9) one at a time, with the API sampled through the VIP every 0.5 s

@@ -8,10 +8,17 @@ Each run is the documented command, a separate ``ansible-playbook`` process (mol
 
     ansible-playbook -i INVENTORY mooring.cluster.upgrade -e mooring_lock=LOCK -e mooring_bundle_file=BUNDLE
 
-The hosts run lock A (Kubernetes 1.35.5, etcd 3.6.11, containerd 2.1.8); lock B is the demo's versions (1.35.8,
-3.6.14, 2.1.9). A workload runs throughout: Deployment ``web`` (3 replicas, one per node, its own
-PodDisruptionBudget maxUnavailable 1). The API is sampled through the VIP every 0.5 s (molecule/shared/apisampler.py:
-/readyz and a namespace list, plus the nodes' schedulability and versions) and etcd's quorum every 0.2 s. Tests:
+The hosts run lock A (Kubernetes 1.35.5, etcd 3.5.33, containerd 2.1.8); lock B is the demo's versions (1.35.8,
+3.6.14, 2.1.9); lock E is lock A with lock B's etcd. A workload runs throughout: Deployment ``web`` (3 replicas, one
+per node, its own PodDisruptionBudget maxUnavailable 1). The API is sampled through the VIP every 0.5 s
+(molecule/shared/apisampler.py: /readyz and a namespace list, plus the nodes' schedulability and versions) and etcd's
+quorum every 0.2 s. Tests:
+  etcd       mooring.cluster.etcd_upgrade with lock E: etcd 3.5 -> 3.6 one member at a time under the running API
+             servers; every member serves 3.6.14, no kubelet or containerd restarted, no node cordoned; quorum held;
+             the API window of the run
+  certs      mooring.cluster.certs_renew forcing the API server's certificate: each control plane's kube-apiserver
+             restarted one at a time with the VIP handed to the other first, and serving a new certificate; keepalived
+             running again on both; no node cordoned; the API window of the run
   skew       a lock of Kubernetes 1.34.4 (a downgrade): refused with the one-line message, changed=0, nothing on any
              host changed, no node cordoned
   pdb        lock B with Deployment ``pinned`` (1 replica on host 2, PodDisruptionBudget minAvailable 1) and
@@ -45,15 +52,17 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], "molecule", "etcdroll"))
 sys.path.insert(0, os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], "molecule", "shared"))
+sys.path.insert(0, os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], "tests", "lab"))
 
 import apisampler  # noqa: E402  (the API sampler, lab-only)
 import faults as lab  # noqa: E402  (the etcdroll scenario's etcd sampler, SSH and run helpers)
+import labspec  # noqa: E402  (the lab's specs: versions pinned in the spec text)
 import yaml  # noqa: E402
 
 EPH = lab.EPH
 HOSTS = lab.HOSTS
 H1, H2, H3 = HOSTS
-LOCK = {name: os.path.join(EPH, "lock-%s.yaml" % name) for name in ("a", "b", "old")}
+LOCK = {name: os.path.join(EPH, "lock-%s.yaml" % name) for name in ("a", "b", "e", "old")}
 KUBECONFIG = os.path.join(EPH, "admin.conf")
 NAMESPACE = "noderoll"
 # By the old names (deprecated until 0.4.0): this scenario is what proves they still work.
@@ -66,6 +75,26 @@ expect = lab.expect
 def read_lock(name):
     with open(LOCK[name]) as f:
         return yaml.safe_load(f)
+
+
+def derived_lock(name, base, versions, overlay=True):
+    """Lock ``name``: spec ``base`` with ``versions`` pinned, resolved (with the test mirror's overlay: the artifacts
+    built from their modules) as a user resolves a changed spec."""
+    spec = os.path.join(EPH, "installer-%s.yaml" % name)
+    with open(os.path.join(EPH, "installer-%s.yaml" % base)) as f:
+        text = labspec.pin_versions(f.read(), versions)
+    with open(spec, "w") as f:
+        f.write(text)
+    argv = [os.path.join(lab.PROJECT, ".venv", "bin", "mooring"), "spec", "resolve", spec, "-o", LOCK[name]]
+    if overlay:
+        argv[4:4] = ["--catalog-overlay", os.path.join(os.environ["MOORING_MIRROR_DIR"], "upstream-overlay")]
+    subprocess.run(argv, check=True, capture_output=True)
+
+
+def served_cert(host):
+    """sha256 of the certificate the host's kube-apiserver serves (read on the host)."""
+    return lab.ssh(host, "python3 -c 'import hashlib, ssl; print(hashlib.sha256(ssl.PEM_cert_to_DER_cert("
+                         "ssl.get_server_certificate((\"127.0.0.1\", 6443)))).hexdigest())'").strip()
 
 
 def local_file(art):
@@ -244,14 +273,47 @@ def main():
         expect(s0[h]["sha"] == old_sha and s0[h]["etcd_bin"] == OLD_ETCD and lab.SAMPLER.latest().get(h) == OLD_ETCD,
                "before: %s is not on lock A: %s" % (h, s0[h]))
 
+    # etcd: 3.5 -> 3.6 alone, the API servers running on top
+    derived_lock("e", "a", {"etcd": NEW_ETCD})
+    t = time.monotonic()
+    run = lab.Run("etcd", ["mooring.cluster.etcd_upgrade", "-e", "bundle_lock=%s" % LOCK["e"],
+                           "-e", "bundle_file=%s/bundle-e.tar" % EPH])
+    expect(run.wait(timeout=1800) == 0, "etcd: %s" % run.why())
+    until = time.monotonic()
+    s1 = {h: host_state(h) for h in HOSTS}
+    for h in HOSTS:
+        expect(s1[h]["etcd_bin"] == NEW_ETCD and lab.SAMPLER.latest().get(h) == NEW_ETCD,
+               "etcd: %s: etcd %s, serving %s" % (h, s1[h]["etcd_bin"], lab.SAMPLER.latest().get(h)))
+        expect(s1[h]["etcd_t"] != s0[h]["etcd_t"], "etcd: %s's etcd was not restarted" % h)
+        expect([u for u in ("containerd_t", "kubelet_t") if s1[h][u] != s0[h][u]] == [] and s1[h]["sha"] == old_sha,
+               "etcd: %s: containerd or the kubelet changed: %s -> %s" % (h, s0[h], s1[h]))
+    web_ready(k, "etcd")
+    lab.lease_free("etcd")
+    turns = report("etcd", run, t, api, until, etcd="%s -> %s" % (OLD_ETCD, NEW_ETCD))
+    expect(not turns, "etcd: nodes cordoned: %s" % turns)
+
+    # certs: the API server's certificate renewed; each kube-apiserver restarted with the VIP handed over first
+    served = {h: served_cert(h) for h in (H1, H2)}
+    keepalived = {h: unit_started(h, "keepalived.service") for h in (H1, H2)}
+    t = time.monotonic()
+    run = lab.Run("certs", ["mooring.cluster.certs_renew", "-e", "bundle_lock=%s" % LOCK["e"],
+                            "-e", json.dumps({"force": ["apiserver"]})])
+    expect(run.wait(timeout=1800) == 0, "certs: %s" % run.why())
+    until = time.monotonic()
+    for h in (H1, H2):
+        expect(served_cert(h) != served[h], "certs: %s's kube-apiserver serves the old certificate" % h)
+        expect(lab.ssh(h, "systemctl is-active keepalived", check=False).strip() == "active",
+               "certs: keepalived is not running again on %s" % h)
+        expect(unit_started(h, "keepalived.service") > keepalived[h],
+               "certs: keepalived on %s was not stopped and started again (the VIP not handed over)" % h)
+    web_ready(k, "certs")
+    lab.lease_free("certs")
+    turns = report("certs", run, t, api, until, restarted="kube-apiserver on %s, %s" % (H1, H2))
+    expect(not turns, "certs: nodes cordoned: %s" % turns)
+    s0 = {h: host_state(h) for h in HOSTS}
+
     # skew: a downgrade
-    old_spec = os.path.join(EPH, "installer-old.yaml")
-    with open(os.path.join(EPH, "installer-a.yaml")) as f:
-        text = f.read()
-    with open(old_spec, "w") as f:
-        f.write(text.replace("version: %s\n" % OLD, "version: 1.34.4\n", 1))
-    subprocess.run([os.path.join(lab.PROJECT, ".venv", "bin", "mooring"), "spec", "resolve", old_spec, "-o", LOCK["old"]],
-                   check=True, capture_output=True)
+    derived_lock("old", "a", {"kubernetes": "1.34.4"}, overlay=False)
     t = time.monotonic()
     run = lab.Run("skew", ARGS["old"])
     run.wait()

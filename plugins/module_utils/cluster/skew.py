@@ -13,7 +13,9 @@ the host order of the roll) and returns one line per broken rule, naming the hos
   Kubernetes version-skew policy); checked for the state before the roll and for every step of it;
 * the target etcd is one the target Kubernetes supports: the catalog's range when the etcd entry
   has one (``kubernetes: '>=1.31.0,<1.37.0'``, the shape the CNI entries use), otherwise
-  :data:`KUBEADM_ETCD_SERIES`.
+  :data:`KUBEADM_ETCD_SERIES`;
+* each etcd member goes to the target etcd in one step etcd allows (:func:`etcd_path`): one minor at a time,
+  never a minor back, into 3.6 only from 3.5.20 or later.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ KUBEADM_ETCD_SERIES = (
     ((1, 22), (1, 33), (3, 5)),
     ((1, 34), (1, 99), (3, 6)),
 )
+# etcd's own upgrade path: the oldest release of the minor before from which a member may move into a minor
+# (etcd's v3.6 upgrade guide: members at 3.5.19 or older may not have a promoted learner in the v3 store that
+# 3.6 reads its membership from; they are upgraded to 3.5.20 or later first).
+ETCD_UPGRADE_FROM = {(3, 6): (3, 5, 20)}
 # A kubelet may be up to this many minors older than the API server (Kubernetes version-skew policy).
 KUBELET_MAX_MINORS_BEHIND = 3
 
@@ -49,16 +55,16 @@ def etcd_supported(kubernetes, etcd, catalog_range=None):
     """``(ok, why)``: does the target Kubernetes support this etcd?
 
     With ``catalog_range`` (the catalog's ``kubernetes`` range of that etcd version) the range decides.
-    Otherwise the etcd series must be the one kubeadm deploys for the Kubernetes minor, or the one of the
-    minor before it (a cluster one kubeadm step behind, as kubeadm's own upgrade leaves an external etcd)."""
+    Otherwise the etcd series must be one kubeadm supports for the Kubernetes minor: the one it deploys for
+    that minor or for either of the two before it (kubeadm's SupportedEtcdVersion covers that skew; its
+    external-etcd preflight then checks the patch)."""
     k = parse_version(kubernetes)
     e = parse_version(etcd, "etcd version")
     if catalog_range:
         from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import in_range
         ok = in_range(_fmt(k), catalog_range)
         return ok, "the catalog's etcd %s supports Kubernetes %s" % (_fmt(e), catalog_range)
-    series = {s for s in (kubeadm_etcd_series(_fmt(k)), kubeadm_etcd_series("%d.%d.0" % (k[0], max(k[1] - 1, 0))))
-              if s}
+    series = {s for s in (kubeadm_etcd_series("%d.%d.0" % (k[0], max(k[1] - back, 0))) for back in (0, 1, 2)) if s}
     if not series:
         return False, "no kubeadm etcd series is recorded for Kubernetes %d.%d" % k[:2]
     names = " or ".join("%d.%d.x" % s for s in sorted(series))
@@ -213,3 +219,29 @@ def _etcd_support(tgt, etcd, etcd_range, problems):
         if not ok:
             problems.append("etcd %s is not supported by Kubernetes %s (%s); choose a supported etcd in the spec"
                             % (etcd, _fmt(tgt), why))
+
+
+def etcd_path(current, target):
+    """One line per etcd member that may not go from the version it runs to ``target`` in one step (empty: the
+    upgrade may start). ``current``: member -> the version it runs ('' or None: not answering, not judged)."""
+    problems = []
+    tgt = parse_version(target, "target etcd version")
+    for member, running in sorted((current or {}).items()):
+        if not running:
+            continue
+        try:
+            cur = parse_version(running, "%s etcd version" % member)
+        except KubeadmError as exc:
+            problems.append(str(exc))
+            continue
+        if tgt[:2] < cur[:2]:
+            problems.append("%s: etcd %s -> %s goes back a minor; etcd is not downgraded by a release swap"
+                            % (member, _fmt(cur), _fmt(tgt)))
+        elif tgt[0] != cur[0] or tgt[1] - cur[1] > 1:
+            problems.append("%s: etcd %s -> %s skips a minor; upgrade one minor at a time (%d.%d.x first)"
+                            % (member, _fmt(cur), _fmt(tgt), cur[0], cur[1] + 1))
+        elif tgt[:2] != cur[:2] and cur < ETCD_UPGRADE_FROM.get(tgt[:2], cur):
+            low = ETCD_UPGRADE_FROM[tgt[:2]]
+            problems.append("%s: etcd %s -> %s: etcd %d.%d is reached only from %s or later; upgrade to the newest "
+                            "%d.%d release first" % (member, _fmt(cur), _fmt(tgt), tgt[0], tgt[1], _fmt(low), cur[0], cur[1]))
+    return problems

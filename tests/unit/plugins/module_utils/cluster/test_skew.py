@@ -52,7 +52,10 @@ CASES = [
     ("etcd-3.5-on-1.34", "1.34.2", {}, None, "3.5.21", []),
     ("etcd-3.6-on-1.34", "1.34.2", {}, None, "3.6.5", []),
     ("etcd-3.6-on-1.33", "1.33.9", {}, None, "3.6.5", ["etcd 3.6.5 is not supported by Kubernetes 1.33.9"]),
-    ("etcd-3.5-on-1.35", "1.35.0", {}, None, "3.5.21", ["kubeadm 1.35 runs etcd 3.6.x"]),
+    # kubeadm 1.35 supports the etcd of 1.33 (3.5.x, from 3.5.24 by its own external-etcd preflight) to 1.35
+    ("etcd-3.5-on-1.35", "1.35.0", {}, None, "3.5.33", []),
+    ("etcd-3.5-on-1.36", "1.36.0", {}, None, "3.5.33", ["kubeadm 1.36 runs etcd 3.6.x"]),
+    ("etcd-3.4-on-1.35", "1.35.0", {}, None, "3.4.23", ["kubeadm 1.35 runs etcd 3.5.x or 3.6.x"]),
     ("bad-version", "1.33.9", {"cp1": at("one.two", None)}, None, None, ["cp1 apiserver version: 'one.two' is not"]),
 ]
 
@@ -110,3 +113,46 @@ def test_node_versions_from_the_api_shape():
                                              "x": {"apiserver": None, "kubelet": "1.30.1"}}
     got = skew.violations("1.33.9", skew.node_versions(nodes, CP), CP, W)
     assert "w1: kubelet 1.31.0 -> 1.33.9 skips a minor; upgrade one minor at a time (1.32.x -> 1.33.x), a lock and bundle per step" in got
+
+
+@pytest.mark.parametrize("current,target,expected", [
+    ({"m1": "3.5.33", "m2": "3.5.33"}, "3.6.14", []),
+    ({"m1": "3.5.20"}, "3.6.0", []),
+    ({"m1": "3.6.14", "m2": "3.5.33"}, "3.6.14", []),                       # a resumed upgrade
+    ({"m1": "3.6.14"}, "3.6.11", []),                                       # within a minor, either way
+    ({"m1": "3.5.33", "m2": ""}, "3.6.14", []),                             # not answering: the gates judge it
+    ({"m1": "3.5.19", "m2": "3.5.33"}, "3.6.14",
+     ["m1: etcd 3.5.19 -> 3.6.14: etcd 3.6 is reached only from 3.5.20 or later; upgrade to the newest 3.5 release first"]),
+    ({"m1": "3.4.23"}, "3.6.14", ["m1: etcd 3.4.23 -> 3.6.14 skips a minor; upgrade one minor at a time (3.5.x first)"]),
+    ({"m1": "3.6.14"}, "3.5.33", ["m1: etcd 3.6.14 -> 3.5.33 goes back a minor; etcd is not downgraded by a release swap"]),
+    ({"m1": "three"}, "3.6.14", ["m1 etcd version: 'three' is not"]),
+])
+def test_etcd_path(current, target, expected):
+    got = skew.etcd_path(current, target)
+    assert len(got) == len(expected), got
+    for want, line in zip(expected, got):
+        assert line.startswith(want), (want, line)
+
+
+@settings(max_examples=300, deadline=None)
+@given(cur=st.tuples(st.integers(3, 3), st.integers(3, 7), st.integers(0, 40)),
+       tgt=st.tuples(st.integers(3, 3), st.integers(3, 7), st.integers(0, 40)))
+def test_etcd_path_property(cur, tgt):
+    """Allowed exactly when: the same minor, or the next one (into 3.6 from 3.5.20 on) - written independently here."""
+    got = skew.etcd_path({"m": "%d.%d.%d" % cur}, "%d.%d.%d" % tgt)
+    ok = cur[:2] == tgt[:2] or (tgt[1] == cur[1] + 1 and not (tgt[:2] == (3, 6) and cur < (3, 5, 20)))
+    assert (got == []) == ok, (cur, tgt, got)
+
+
+def test_etcd_upgrade_problems_filter_names_members_by_url():
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.mooring.cluster.plugins.filter.etcd import etcd_upgrade_problems
+    members = [{"name": "cp1", "addresses": ["10.0.0.11"]}, {"name": "cp2", "addresses": ["10.0.0.12"]}]
+    versions = {"https://10.0.0.11:2379": "3.5.19", "https://10.0.0.12:2379": "3.5.33", "https://10.0.0.13:2379": "3.4.9"}
+    got = etcd_upgrade_problems(versions, "3.6.14", members=members)
+    assert [line.split(":", 1)[0] for line in got] == ["cp1", "https"]  # an unknown URL keeps its URL
+    assert etcd_upgrade_problems({}, "3.6.14") == []
+    with pytest.raises(AnsibleFilterError, match="mapping"):
+        etcd_upgrade_problems(["3.5.1"], "3.6.14")
+    with pytest.raises(AnsibleFilterError, match="target etcd version"):
+        etcd_upgrade_problems({"m": "3.5.33"}, "latest")
