@@ -18,6 +18,7 @@ class ActionModule(MooringAction):
                                                        upgrade_ignore=ignore)
         result["upgrade"] = None
         result["batches"] = []
+        result["upgrade_hosts"] = []
         if args["target_version"]:
             current = args["current_version"] or args["target_version"]
             result["upgrade"] = kubeadmplan.upgrade_step(current, args["target_version"])
@@ -30,6 +31,9 @@ class ActionModule(MooringAction):
             if problems:
                 raise kubeadm.KubeadmError("version skew: the upgrade is refused, nothing was changed", problems)
             if result["upgrade"]["action"] == "upgrade":
+                result["upgrade_hosts"] = kubeadmplan.hosts_behind(
+                    args["node_versions"], args["target_version"],
+                    [h for batch in result["batches"] for h in batch["hosts"]])
                 first = args["control_plane"][0]
                 result["commands"][first]["upgrade"] = kubeadm.upgrade_apply_argv(
                     result["upgrade"]["to"], kubeadm=args["bin_dir"] + "/kubeadm", ignore_preflight_errors=ignore)

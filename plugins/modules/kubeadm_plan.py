@@ -146,4 +146,12 @@ batches:
   returned: always
   type: list
   elements: dict
+upgrade_hosts:
+  description:
+    - The hosts of the upgrade's order whose node the API does not report at O(target_version) yet (from
+      O(node_versions)); their turn runs kubeadm upgrade. Empty when no upgrade is planned. A host already at the
+      target (a resumed roll) is left out, so it is not drained or restarted again.
+  returned: always
+  type: list
+  elements: str
 """

@@ -163,6 +163,19 @@ def upgrade_step(current, target):
     return {"action": "upgrade", "from": fmt % cur, "to": fmt % tgt}
 
 
+def hosts_behind(node_versions, target, hosts):
+    """The hosts of an upgrade's order whose node is not at ``target`` yet, as the API reports their kubelets
+    (``{host: {"version": "v1.35.5"}}``; a host the API does not list is behind): their turn runs kubeadm upgrade.
+    A host already at the target (a resumed roll) is not drained or restarted again."""
+    want = "%d.%d.%d" % parse_version(target, "target version")
+    out = []
+    for host in hosts:
+        have = str(((node_versions or {}).get(host) or {}).get("version") or "").lstrip("v")
+        if have != want:
+            out.append(host)
+    return out
+
+
 def upgrade_batches(control_plane, workers, batch_size=1):
     """Host order of an upgrade: first control plane (``apply``), the other control-plane hosts
     one at a time (``node``), then workers in batches of ``batch_size`` (``node``)."""

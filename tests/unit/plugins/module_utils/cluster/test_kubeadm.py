@@ -305,6 +305,16 @@ def test_contract_upgrade_order():
         kp.upgrade_batches(["cp1"], [], batch_size=0)
 
 
+def test_hosts_behind_the_target_are_the_ones_upgraded():
+    nodes = {"cp1": {"version": "v1.35.8"}, "cp2": {"version": "v1.35.5"}, "w1": {"version": "1.35.5"}, "w2": {}}
+    # cp1 done by an earlier (killed) run; w3 not listed by the API: behind
+    assert kp.hosts_behind(nodes, "1.35.8", ["cp1", "cp2", "w1", "w2", "w3"]) == ["cp2", "w1", "w2", "w3"]
+    assert kp.hosts_behind(nodes, "v1.35.5", ["cp1", "cp2", "w1"]) == ["cp1"]
+    assert kp.hosts_behind({}, "1.35.8", []) == []
+    with pytest.raises(k.KubeadmError, match="target version"):
+        kp.hosts_behind(nodes, "latest", ["cp1"])
+
+
 def test_node_conditions_from_structured_output():
     nodes = {"items": [
         {"metadata": {"name": "cp1"}, "spec": {}, "status": {"conditions": [{"type": "Ready", "status": "True"}],
