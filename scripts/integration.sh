@@ -167,11 +167,14 @@ else
   trap - EXIT
 fi
 echo "::: scenario times: $(tr '\n' ' ' < "$TIMES_FILE")(integration wall ${SECONDS}s)"
-# The cause last: another lane's whole log may have been printed after the failed one, and CI keeps only the tail.
+# The cause last: another lane's whole log may have been printed after the failed one, and CI keeps only the tail
+# (of standard error, on some runners: the digest goes there).
 if [ -e "$FAILED" ]; then
   s=$(cat "$FAILED")
-  echo "::: why scenario '$s' failed (the lines around each failure in $LOGS/scenario-$s.log; the whole log is above):"
-  sed 's/\x1b\[[0-9;]*m//g' "$LOGS/scenario-$s.log" \
-    | grep -a -E -B4 -A16 'fatal: |FAILED!|^ERROR|Traceback|CRITICAL|failed=[1-9]' | tail -n 120
+  {
+    echo "::: why scenario '$s' failed (the lines around each failure in $LOGS/scenario-$s.log; the whole log is above):"
+    sed 's/\x1b\[[0-9;]*m//g' "$LOGS/scenario-$s.log" \
+      | grep -a -E -B4 -A16 'fatal: |FAILED!|^ERROR|Traceback|CRITICAL|failed=[1-9]' | tail -n 120
+  } >&2
 fi
 exit "$rc"
