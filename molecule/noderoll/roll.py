@@ -33,6 +33,10 @@ quorum every 0.2 s. Tests:
   noop       the same command again: changed=0 on every host, no restart, no node cordoned
   installguard  mooring.cluster.install with lock A on the rolled hosts: every host refuses before its containerd is
              installed or restarted, naming mooring.cluster.upgrade
+  remove     mooring.cluster.remove_node of the worker: drained with the real kubectl (``web`` evicted under its
+             PodDisruptionBudget, its 3 pods ready on the control planes), the node deleted, kubeadm reset there (kubelet
+             stopped and disabled, its kubeconfig gone), its external etcd member still serving; the same command
+             again: changed=0 on every host
 Prints one JSON line per test (with the API sampler's figures: samples, failed, longest gap in seconds, each
 node's turn) and exits non-zero at the first failed expectation. Figures are reported, not asserted against a
 clock: CI shares its cores.
@@ -412,6 +416,29 @@ def main():
                "installguard: no refusal line for %s: %s" % (h, run.why()))
     expect({h: host_state(h) for h in HOSTS} == s3, "installguard: a host's containerd, etcd or kubelet changed")
     report("installguard", run, t, api)
+
+    # remove: the worker leaves the cluster; its etcd member stays
+    remove = ["mooring.cluster.remove_node", "-e", "remove_hosts=%s" % H3]
+    t = time.monotonic()
+    run = lab.Run("remove", remove)
+    expect(run.wait(timeout=900) == 0, "remove: %s" % run.why())
+    until = time.monotonic()
+    nodes, _static = cluster_state(k)
+    expect(sorted(nodes) == sorted([H1, H2]) and all(n["ready"] and not n["unschedulable"] for n in nodes.values()),
+           "remove: the nodes are %s" % nodes)
+    web_ready(k, "remove")
+    placed = pods(k, "web")
+    expect(len(placed) == 3 and all(p[1] in (H1, H2) for p in placed), "remove: web pods %s" % placed)
+    kubelet = lab.ssh(H3, "systemctl is-active kubelet; systemctl is-enabled kubelet; "
+                          "test -e /etc/kubernetes/kubelet.conf && echo kubeconfig || echo no-kubeconfig", check=False)
+    expect(kubelet.split() == ["inactive", "disabled", "no-kubeconfig"], "remove: %s's kubelet: %s" % (H3, kubelet.split()))
+    expect(lab.SAMPLER.latest().get(H3) == NEW_ETCD, "remove: %s's etcd member does not serve" % H3)
+    report("remove", run, t, api, until, removed=H3, web=placed)
+    t = time.monotonic()
+    run = lab.Run("remove-again", remove)
+    expect(run.wait(timeout=900) == 0, "remove-again: %s" % run.why())
+    unchanged(run, "remove-again")
+    report("remove-again", run, t, api)
     return 0
 
 
