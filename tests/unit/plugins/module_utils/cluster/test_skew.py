@@ -146,6 +146,7 @@ def test_etcd_path_property(cur, tgt):
 
 def test_etcd_upgrade_problems_filter_names_members_by_url():
     from ansible.errors import AnsibleFilterError
+
     from ansible_collections.mooring.cluster.plugins.filter.etcd import etcd_upgrade_problems
     members = [{"name": "cp1", "addresses": ["10.0.0.11"]}, {"name": "cp2", "addresses": ["10.0.0.12"]}]
     versions = {"https://10.0.0.11:2379": "3.5.19", "https://10.0.0.12:2379": "3.5.33", "https://10.0.0.13:2379": "3.4.9"}
