@@ -185,8 +185,15 @@ def delete_node_argv(node, kubectl="kubectl", kubeconfig=ADMIN_CONF):
     return [kubectl, "--kubeconfig", kubeconfig, "delete", "node", node, "--ignore-not-found", "--wait=true"]
 
 
-def reset_argv(kubeadm="kubeadm"):
-    return [kubeadm, "reset", "--force", "--cleanup-tmp-dir"]
+# kubeadm reset empties its certificates directory, etcd/ included. An external etcd member on the host keeps its
+# certificates there and reads them at every TLS handshake: emptied, the member stops taking new connections. Unless
+# the host runs a stacked member (whose certificates go with it), kubeadm reset is given this directory, which does not
+# exist, and the kubeadm role removes kubeadm's own certificates itself.
+RESET_NO_CERT_DIR = "/etc/kubernetes/tmp/mooring-reset-keeps-pki"
+
+
+def reset_argv(kubeadm="kubeadm", cert_dir=RESET_NO_CERT_DIR):
+    return [kubeadm, "reset", "--force", "--cleanup-tmp-dir", "--cert-dir", cert_dir]
 
 
 def nodes_json_argv(kubectl="kubectl", kubeconfig=ADMIN_CONF):
