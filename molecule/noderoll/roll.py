@@ -72,6 +72,8 @@ HOSTS = lab.HOSTS
 H1, H2, H3 = HOSTS
 LOCK = {name: os.path.join(EPH, "lock-%s.yaml" % name) for name in ("a", "b", "e", "old")}
 KUBECONFIG = os.path.join(EPH, "admin.conf")
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shared", "traces.sh")) as _f:
+    TRACES = _f.read()  # the lab's snapshot of Kubernetes' traces on a host, sent over SSH as the command
 NAMESPACE = "noderoll"
 # By the old names (deprecated until 0.4.0): this scenario is what proves they still work.
 ARGS = {name: ["mooring.cluster.upgrade", "-e", "bundle_lock=%s" % LOCK[name], "-e", "bundle_file=%s/bundle-%s.tar" % (EPH, name)]
@@ -427,15 +429,25 @@ def main():
     web_ready(k, "remove")
     placed = pods(k, "web")
     expect(len(placed) == 3 and all(p[1] in (H1, H2) for p in placed), "remove: web pods %s" % placed)
-    kubelet = lab.ssh(H3, "systemctl is-active kubelet; systemctl is-enabled kubelet; "
-                          "test -e /etc/kubernetes/kubelet.conf && echo kubeconfig || echo no-kubeconfig", check=False)
-    expect(kubelet.split() == ["inactive", "disabled", "no-kubeconfig"], "remove: %s's kubelet: %s" % (H3, kubelet.split()))
+    kubelet = lab.ssh(H3, "systemctl is-active kubelet; test -e /etc/systemd/system/kubelet.service && echo unit || "
+                          "echo no-unit; test -e /etc/kubernetes/kubelet.conf && echo kubeconfig || echo no-kubeconfig",
+                      check=False)
+    expect(kubelet.split() == ["inactive", "no-unit", "no-kubeconfig"], "remove: %s's kubelet: %s" % (H3, kubelet.split()))
+    # kubeadm reset and the kubeadm role's reset leave the host as it was before the install (molecule/shared/traces.sh:
+    # units, files, mounts, iptables chains and rules, links, containers), apart from what stays by design.
+    with open(os.path.join(EPH, "traces-before-%s.txt" % H3)) as f:
+        before_install = set(f.read().splitlines())
+    after_reset = set(lab.ssh(H3, TRACES).splitlines())
+    left = sorted(after_reset - before_install)
+    expect(not left, "remove: %s keeps %d traces of Kubernetes it did not have before the install: %s"
+           % (H3, len(left), left[:20]))
     # The external etcd member on the removed host stays, with its certificates (kubeadm reset empties the directory
     # it is given; etcd reads its certificates at every TLS handshake): it still answers new connections.
     pki = lab.ssh(H3, "ls /etc/kubernetes/pki/etcd", check=False).split()
     expect("ca.crt" in pki and len(pki) > 1, "remove: %s's etcd certificates are gone: %s" % (H3, pki))
     lab.wait_for("remove: %s's etcd member to answer /version" % H3, lambda: lab.SAMPLER.latest().get(H3) == NEW_ETCD, 60)
-    report("remove", run, t, api, until, removed=H3, web=placed)
+    report("remove", run, t, api, until, removed=H3, web=placed, traces_before=len(before_install),
+           traces_after=len(after_reset))
     t = time.monotonic()
     run = lab.Run("remove-again", remove)
     expect(run.wait(timeout=900) == 0, "remove-again: %s" % run.why())
