@@ -10,8 +10,9 @@ module: kubeadm_token
 short_description: Create a bootstrap token for this run and the discovery kubeconfig joining hosts use
 version_added: 0.1.0
 description:
-  - Runs on a control-plane host. Generates a fresh bootstrap token and registers it with
-    C(kubeadm token create TOKEN --ttl TTL), so a join never uses an expired or reused token.
+  - Runs on a control-plane host. The controller makes a fresh bootstrap token (or takes O(token)) and sends it over
+    the connection; the host registers it with C(kubeadm token create TOKEN --ttl TTL), so a join never uses an
+    expired or reused token.
   - Returns the discovery kubeconfig for C(kubeadm join) - API endpoint, the cluster CA read from O(ca_file)
     (discovery is pinned to it) and the token. Both are secrets - use C(no_log) on the task and write the file 0600.
   - Always creates a new token (C(changed=true)); in check mode nothing is created.
@@ -49,6 +50,11 @@ options:
     description: Cluster name in the discovery kubeconfig.
     type: str
     default: kubernetes
+  token:
+    description:
+      - The bootstrap token to register (C([a-z0-9]{6}.[a-z0-9]{16})), a secret. Left out, the controller makes a fresh
+        one for each run.
+    type: str
 """
 
 EXAMPLES = r"""
@@ -90,11 +96,12 @@ class KubeadmToken(MooringModule):
         "kubeadm": {"type": "path", "default": "/usr/local/bin/kubeadm"},
         "kubeconfig": {"type": "path", "default": "/etc/kubernetes/admin.conf"},
         "cluster_name": {"type": "str", "default": "kubernetes"},
+        "token": {"type": "str", "no_log": True},
     }
 
     def run(self):
         p = self.params
-        token = kubeadm.new_token()
+        token = kubeadm.check_token(p["token"])  # the action plugin makes it on the controller when the task has none
         argv = kubeadm.token_create_argv(token, ttl=p["ttl"], kubeadm=p["kubeadm"], kubeconfig=p["kubeconfig"])
         shown = ["<token>" if a == token else a for a in argv]
         if self.check_mode:
