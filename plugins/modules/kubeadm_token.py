@@ -25,6 +25,7 @@ attributes:
     support: none
 extends_documentation_fragment:
   - mooring.cluster.attributes
+  - mooring.cluster.attributes.flow
 options:
   server:
     description: The API endpoint joining hosts use (C(HOST:PORT), the control-plane endpoint).
