@@ -68,11 +68,15 @@ EXAMPLES = r"""
 
 RETURN = r"""
 token:
-  description: The new bootstrap token (secret).
+  description: The new bootstrap token (secret), added on the controller.
   returned: success and not check mode
   type: str
 discovery_kubeconfig:
-  description: The discovery kubeconfig (secret).
+  description: The discovery kubeconfig (secret), built on the controller from the token and O(ca_file)'s CA.
+  returned: success and not check mode
+  type: str
+ca_pem:
+  description: The cluster CA certificate read from O(ca_file) (public).
   returned: success and not check mode
   type: str
 argv:
@@ -109,14 +113,16 @@ class KubeadmToken(MooringModule):
             return dict(changed=True, argv=shown)
         try:
             with open(p["ca_file"]) as f:
-                ca = f.read()
-            config = kubeadm.discovery_kubeconfig(p["server"], ca, token, p["cluster_name"])
+                ca = f.read(1024 * 1024)
+            kubeadm.discovery_kubeconfig(p["server"], ca, token, p["cluster_name"])  # the CA checked before the token is made
         except (OSError, MooringError) as exc:
             self.fail("cannot build the discovery kubeconfig: %s" % exc, argv=shown)
         rc, _out, err = self.module.run_command(argv)
         if rc != 0:
             self.fail("kubeadm token create failed (rc=%d): %s" % (rc, err.replace(token, "<token>")), argv=shown)
-        return dict(changed=True, token=token, discovery_kubeconfig=config, argv=shown)
+        # The token goes back in no value of this result: Ansible would mask it (a no_log option). The action plugin
+        # builds the discovery kubeconfig on the controller, from this CA and the token it made.
+        return dict(changed=True, ca_pem=ca, argv=shown)
 
 
 def main():
