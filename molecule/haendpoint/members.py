@@ -65,6 +65,20 @@ def apiserver_started(k):
     return out
 
 
+def etcd_serves(host, test):
+    """The host's external etcd member answers /version over a new TLS connection from the controller within 60 s;
+    otherwise the failure shows what the host says about it."""
+    lab.netguard.check(lab.ADDRESS[host])
+    try:
+        lab.wait_for("%s: %s's etcd member to answer" % (test, host),
+                     lambda: (lab.SAMPLER.get(host, "/version", timeout=3) or {}).get("etcdserver"), 60)
+    except lab.Failed as exc:
+        seen = lab.ssh(host, "systemctl is-active etcd; ls -l /etc/kubernetes/pki /etc/kubernetes/pki/etcd; "
+                             "journalctl -u etcd -n 15 --no-pager -o cat | cut -c1-300", check=False)
+        others = {h: lab.SAMPLER.get(h, "/version", timeout=3) for h in lab.HOSTS}
+        raise lab.Failed("%s; the members from here: %s; on %s: %s" % (exc, others, host, seen[-3000:])) from None
+
+
 def report(test, run, since, api, **extra):
     print(json.dumps(dict(test=test, rc=run.proc.returncode, seconds=run.seconds, api=api.window(since), **extra)),
           flush=True)
@@ -75,6 +89,8 @@ def main():
         k = roll.Kubectl(yaml.safe_load(f))
     address = {h: lab.ADDRESS[h] for h in lab.HOSTS}
     expect(peers(H1) == sorted([address[H2], address[H3]]), "before: %s's peers are %s" % (H1, peers(H1)))
+    for h in lab.HOSTS:
+        etcd_serves(h, "before")
     api = apisampler.ApiSampler(roll.KUBECONFIG)
     api.start()
     pids = {h: keepalived_pid(h) for h in STAYING}
@@ -94,8 +110,7 @@ def main():
     left = lab.ssh(H3, "systemctl is-active keepalived; systemctl is-enabled keepalived; "
                        "test -e %s && echo config || echo no-config" % KEEPALIVED_CONF, check=False).split()
     expect(left == ["inactive", "disabled", "no-config"], "cp-remove: %s's keepalived: %s" % (H3, left))
-    lab.netguard.check(lab.ADDRESS[H3])
-    lab.wait_for("cp-remove: %s's etcd member to answer" % H3, lambda: lab.SAMPLER.version(H3), 60)
+    etcd_serves(H3, "cp-remove")
     report("cp-remove", run, t, api, removed=H3, peers={h: peers(h) for h in STAYING})
     t = time.monotonic()
     run = lab.Run("cp-remove-again", remove)

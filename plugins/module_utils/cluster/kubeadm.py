@@ -185,15 +185,20 @@ def delete_node_argv(node, kubectl="kubectl", kubeconfig=ADMIN_CONF):
     return [kubectl, "--kubeconfig", kubeconfig, "delete", "node", node, "--ignore-not-found", "--wait=true"]
 
 
-# kubeadm reset empties its certificates directory, etcd/ included. An external etcd member on the host keeps its
-# certificates there and reads them at every TLS handshake: emptied, the member stops taking new connections. Unless
-# the host runs a stacked member (whose certificates go with it), kubeadm reset is given this directory, which does not
-# exist, and the kubeadm role removes kubeadm's own certificates itself.
+# kubeadm reset, on a host with an external etcd member, would break that member twice: it empties the certificates
+# directory it is given, etcd/ included (the member reads its certificates at every TLS handshake, so it stops taking new
+# connections), and its remove-etcd-member phase, finding no etcd manifest, takes kubeadm's default data directory
+# (/var/lib/etcd) and empties it under the running member. Unless the host runs a stacked member (which both are for),
+# kubeadm reset gets a certificates directory that does not exist and skips that phase; the kubeadm role removes
+# kubeadm's own certificates itself.
 RESET_NO_CERT_DIR = "/etc/kubernetes/tmp/mooring-reset-keeps-pki"
+RESET_KEEPS_ETCD = ["--cert-dir", RESET_NO_CERT_DIR, "--skip-phases", "remove-etcd-member"]
 
 
-def reset_argv(kubeadm="kubeadm", cert_dir=RESET_NO_CERT_DIR):
-    return [kubeadm, "reset", "--force", "--cleanup-tmp-dir", "--cert-dir", cert_dir]
+def reset_argv(kubeadm="kubeadm", stacked_etcd_cert_dir=None):
+    """``stacked_etcd_cert_dir``: the host runs a stacked etcd member; kubeadm removes it and empties this directory."""
+    argv = [kubeadm, "reset", "--force", "--cleanup-tmp-dir"]
+    return argv + (["--cert-dir", stacked_etcd_cert_dir] if stacked_etcd_cert_dir else RESET_KEEPS_ETCD)
 
 
 def nodes_json_argv(kubectl="kubectl", kubeconfig=ADMIN_CONF):

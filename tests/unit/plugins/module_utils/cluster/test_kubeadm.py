@@ -198,7 +198,10 @@ def test_contract_drain_uncordon_delete_reset_argv():
     assert k.uncordon_argv("w1") == ["kubectl", "--kubeconfig", "/etc/kubernetes/admin.conf", "uncordon", "w1"]
     assert k.delete_node_argv("w1") == ["kubectl", "--kubeconfig", "/etc/kubernetes/admin.conf", "delete", "node",
                                         "w1", "--ignore-not-found", "--wait=true"]
-    assert k.reset_argv() == ["kubeadm", "reset", "--force", "--cleanup-tmp-dir", "--cert-dir", k.RESET_NO_CERT_DIR]
+    assert k.reset_argv() == ["kubeadm", "reset", "--force", "--cleanup-tmp-dir", "--cert-dir", k.RESET_NO_CERT_DIR,
+                              "--skip-phases", "remove-etcd-member"]
+    assert k.reset_argv(stacked_etcd_cert_dir="/etc/kubernetes/pki") == [
+        "kubeadm", "reset", "--force", "--cleanup-tmp-dir", "--cert-dir", "/etc/kubernetes/pki"]
 
 
 # ---------------------------------------------------------------- contract tests: decisions
@@ -376,9 +379,14 @@ def test_contract_role_reset_argv_matches_the_backend():
     with open(path) as f:
         tasks = yaml.safe_load(f)
     argv = next(t for t in tasks if t.get("name") == "Kubeadm reset")["ansible.builtin.command"]["argv"]
-    assert argv[-1] == "{{ kubeadm_certificates_dir if __kubeadm_stacked_etcd.stat.exists else '%s' }}" % k.RESET_NO_CERT_DIR
-    assert [a.replace("{{ kubeadm_bin_dir }}", "/usr/local/bin") for a in argv[:-1]] == k.reset_argv(
-        kubeadm="/usr/local/bin/kubeadm")[:-1]
+    from jinja2 import Environment
+
+    for stacked in (False, True):
+        got = Environment(autoescape=False).from_string(argv).render(  # noqa: S701 (an argv, not HTML)
+            kubeadm_bin_dir="/usr/local/bin", kubeadm_certificates_dir="/etc/kubernetes/pki",
+            __kubeadm_stacked_etcd={"stat": {"exists": stacked}})
+        assert yaml.safe_load(got) == k.reset_argv(kubeadm="/usr/local/bin/kubeadm",
+                                                   stacked_etcd_cert_dir="/etc/kubernetes/pki" if stacked else None)
 
 
 def test_contract_plan_commands_follow_the_plan():
