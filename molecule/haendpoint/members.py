@@ -113,9 +113,13 @@ def main():
     etcd_serves(H3, "cp-remove")
     report("cp-remove", run, t, api, removed=H3, peers={h: peers(h) for h in STAYING})
     t = time.monotonic()
-    run = lab.Run("cp-remove-again", remove)
+    run = lab.Run("cp-remove-again", remove + ["-v"])  # -v: a changed task's result is in the failure message
     expect(run.wait(timeout=900) == 0, "cp-remove-again: %s" % run.why())
-    roll.unchanged(run, "cp-remove-again", lab.HOSTS)
+    try:
+        roll.unchanged(run, "cp-remove-again", lab.HOSTS)
+    except lab.Failed as exc:
+        changed = [line[:700] for line in run.text.splitlines() if line.startswith("changed: [")]
+        raise lab.Failed("%s; changed: %s" % (exc, changed)) from None
     report("cp-remove-again", run, t, api)
 
     # join: it comes back as a control plane
