@@ -10,12 +10,12 @@ set -u
   # units (loaded or installed)
   systemctl list-units --all --no-legend --plain 'kubelet*' 'kube-*' 2>/dev/null | awk '{print "unit", $1, $3, $4}'
   systemctl list-unit-files --no-legend 'kubelet*' 'kube-*' 2>/dev/null | awk '{print "unit-file", $1, $2}'
-  # files (/etc/cni, /etc/kubernetes and the directories a lab host mounts of its own, such as /var/lib/kubelet, by
+  # files (/etc/cni, containerd's /etc/cni/net.d, /etc/kubernetes and the directories a lab host mounts of its own, such as /var/lib/kubelet, by
   # their contents)
   find /etc/kubernetes /var/lib/kubelet /etc/cni /var/lib/cni /opt/cni/bin /run/flannel /run/kubernetes \
     /var/log/pods /var/log/containers /var/lib/kube-proxy /etc/systemd/system/kubelet.service \
     /etc/systemd/system/kubelet.service.d -mindepth 0 2>/dev/null |
-    grep -Ev '^(/etc/cni|/etc/kubernetes|/etc/kubernetes/pki|/etc/kubernetes/pki/etcd(/.*)?|/var/lib/kubelet|/opt/cni/bin(/.*)?)$' |
+    grep -Ev '^(/etc/cni|/etc/cni/net.d|/etc/kubernetes|/etc/kubernetes/pki|/etc/kubernetes/pki/etcd(/.*)?|/var/lib/kubelet|/opt/cni/bin(/.*)?)$' |
     sed 's/^/file /'
   # mounts below the kubelet's directory, network namespaces, the CRI's sandboxes
   awk '$2 ~ /^\/var\/lib\/kubelet\/|^\/run\/netns\/|^\/run\/containerd\/io\.containerd\.grpc\.v1\.cri\// {print "mount", $2}' /proc/mounts
