@@ -21,6 +21,7 @@ from __future__ import annotations
 import sys
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurl_yaml
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import Installer, parse_installer
 
 # The catalog and lock modules (PyYAML's dumper, packaging) are imported by the functions that
@@ -29,14 +30,15 @@ from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer imp
 
 def read_text(path):
     """The text of an installer file (``-``: standard input): a regular file of UTF-8, within
-    :data:`yamlio.MAX_BYTES`. Raises ``OSError`` when it cannot be read, :class:`yamlio.YamlInputError`
-    (naming the file) when it is not such a file."""
+    :data:`kurl_yaml.MAX_BYTES` (refused before it is parsed). Raises ``OSError`` when it cannot be read,
+    :class:`yamlio.YamlInputError` (naming the file) when it is not such a file."""
+    limit = kurl_yaml.MAX_BYTES
     if path == "-":
-        data = sys.stdin.buffer.read(yamlio.MAX_BYTES + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read()
-        if len(data) > yamlio.MAX_BYTES:
-            raise yamlio.YamlInputError("<stdin>: more than %d bytes" % yamlio.MAX_BYTES)
+        data = sys.stdin.buffer.read(limit + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+        if len(data) > limit:
+            raise yamlio.YamlInputError("<stdin>: more than %d bytes; an installer document is a few kilobytes" % limit)
         return yamlio.decode(data, "<stdin>")
-    return yamlio.decode(yamlio.read_bytes(path), path)
+    return yamlio.decode(yamlio.read_bytes(path, limit), path)
 
 
 def read_installer(source=None, path=None):
