@@ -32,15 +32,27 @@ def default_items(task_vars):
 
 class ActionModule(MooringAction):
     def act(self, args, task_vars):
-        items = {n: p for n, p in dict(default_items(task_vars), **(args["items"] or {})).items() if p}
+        defaults = default_items(task_vars)
+        items = {n: p for n, p in dict(defaults, **(args["items"] or {})).items() if p}
         if args["state"] == "archived":
-            if self.check_mode:
-                return {"changed": True, "paths": items, "skipped": [], "files": 0, "sha256": ""}
-            done = controllerstate.pack(items, args["recipients"], args["path"])
+            # Signed with the bundle signing key: the one the archive's signing_key item holds, unless named.
+            key_path = args["signing_key"] or items.get("signing_key") or defaults["signing_key"]
+            if self.check_mode:  # the keys checked, nothing read or written
+                controllerstate.recipients(args["recipients"])
+                _key, signer = controllerstate.signing_key(key_path)
+                return {"changed": True, "paths": items, "skipped": [], "files": 0, "sha256": "", "signer": signer}
+            done = controllerstate.pack(items, args["recipients"], args["path"], key_path)
             return {"changed": True, "paths": {n: items[n] for n in done["items"]}, "skipped": done["skipped"],
-                    "files": done["files"], "bytes": done["bytes"], "sha256": done["sha256"]}
+                    "files": done["files"], "bytes": done["bytes"], "sha256": done["sha256"], "signer": done["signer"]}
         if not args["identity"]:
             raise controllerstate.ControllerStateError("state=restored needs identity (the private key the archive was encrypted to)")
-        done = controllerstate.unpack(args["path"], args["identity"], items, check_mode=self.check_mode)
+        if not args["trusted_signers"]:
+            raise controllerstate.ControllerStateError(
+                "state=restored needs trusted_signers (controller_restore: -e controller_backup_signers=FILE): the public "
+                "key of the bundle signing key that signed the backup - bundle-signing.pub, also on every host as "
+                "/etc/mooring/bundle-signing.pub; the archive's own copy is never trusted")
+        done = controllerstate.unpack(args["path"], args["identity"], items, args["trusted_signers"],
+                                      check_mode=self.check_mode)
         return {"changed": bool(done["written"]), "paths": {n: items[n] for n in done["items"]},
-                "files": done["files"], "written": done["written"], "unchanged": done["unchanged"]}
+                "files": done["files"], "written": done["written"], "unchanged": done["unchanged"],
+                "signer": done["signer"], "created": done["created"]}
