@@ -19,7 +19,8 @@ class ActionModule(MooringAction):
         args = json.loads(json.dumps(args))  # plain Python types (no templating tags) for the backends
         summary = validate_archive(args["path"], pubkey_path=args["pubkey"],
                                    require_signature=args["require_signature"], sha256sum=args["sha256sum"],
-                                   trusted_sha256=args["trusted_sha256"], require_trust=args["require_trust"])
+                                   trusted_sha256=args["trusted_sha256"], require_trust=args["require_trust"],
+                                   allow_broad_rbac=args["allow_broad_rbac"])
         images, changed = [], False
         if args["export_dir"]:
             dest = os.path.join(args["export_dir"], "%s-%s" % (summary["name"], summary["version"]))
@@ -36,6 +37,7 @@ class ActionModule(MooringAction):
             "flavour": summary["flavour"],
             "trust": summary["trust"],
             "warnings_archive": summary["warnings"],
+            "broad_rbac": summary["broad_rbac"],
             "images": [{"ref": i["ref"], "digest": i["digest"], "file": i["file"]} for i in images],
             "image_names": ["%s:%s" % (i["name"], i["tag"]) for i in summary["images"]],
             "crds": render_crds(summary),

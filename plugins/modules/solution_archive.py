@@ -26,6 +26,10 @@ description:
     its SHA-256, or O(trusted_sha256).
   - By default (O(require_trust)) every archive needs a trust anchor (a verified signature, a checksum file or
     O(trusted_sha256)); the one used is returned in RV(trust) and recorded with the import.
+  - A RoleBinding or ClusterRoleBinding of the operator that binds the ClusterRole C(cluster-admin) (to anyone),
+    or binds any role to the group C(system:authenticated), C(system:unauthenticated), C(system:anonymous) or
+    C(system:serviceaccounts) or the user C(system:anonymous), is refused, naming the file and object, unless
+    O(allow_broad_rbac) names the archive; the grants allowed are returned in RV(broad_rbac).
   - Hosts only ever receive what passed this validation.
 author:
   - Mooring maintainers (@mooring)
@@ -66,6 +70,15 @@ options:
     description: Refuse an archive that no anchor (signature, checksum file, O(trusted_sha256)) trusts.
     type: bool
     default: true
+  allow_broad_rbac:
+    description:
+      - The archives, each named C(<name>-<version>) (for example C(example-1.0.0)), whose operator may bind the
+        ClusterRole C(cluster-admin) or bind a role to every user, every anonymous request or every service account.
+      - Any other archive that does is refused. Name an archive here only after reading what it grants.
+    type: list
+    elements: str
+    default: []
+    version_added: 0.3.0
   export_dir:
     description: Controller directory for the exported image archives; nothing is exported when unset.
     type: path
@@ -152,6 +165,13 @@ operator_rendered:
   returned: success
   type: list
   elements: dict
+broad_rbac:
+  description: The broad grants O(allow_broad_rbac) allowed for this archive, one line each (file, object, what it grants).
+  returned: success
+  type: list
+  elements: str
+  sample: ["operator/deploy/rbac.yaml: document 5 (ClusterRoleBinding example-admin): binds the ClusterRole cluster-admin
+            (every right on the cluster) to ServiceAccount example-operator"]
 solution:
   description: The full validated summary (name, version, images with digests, operator image and manifests).
   returned: success

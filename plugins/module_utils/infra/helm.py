@@ -5,7 +5,9 @@
 :func:`template` runs ``helm template`` on a chart directory and returns the rendered objects
 as dicts, in helm's order. Nothing is fetched and no cluster is contacted: the chart's
 dependencies must be vendored in its ``charts/`` directory, helm gets private, empty
-config/cache/data homes and an empty kubeconfig, and the namespace is always passed.
+config/cache/data homes and an empty kubeconfig, and the namespace is always passed. A chart
+holding a symlink or a special file is refused before helm runs (:func:`check_chart`): helm
+follows links, and a chart is rendered from its own files only.
 
 Which helm: the ``helm`` argument, else the ``MOORING_HELM`` environment variable, else
 ``helm`` on ``PATH`` (Helm 3.8+; the tests use v4.1.4 from ``scripts/tools.sh helm``).
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 
@@ -119,6 +122,20 @@ def _objects(stdout, chart_dir):
     return objects
 
 
+def check_chart(chart_dir):
+    """HelmError naming the first entry of ``chart_dir`` that is neither a directory nor a regular
+    file: helm follows symlinks, so a link would bring a file from outside the chart into the output."""
+    for dirpath, dirnames, filenames in os.walk(chart_dir):
+        for name in sorted(dirnames) + sorted(filenames):
+            full = os.path.join(dirpath, name)
+            mode = os.lstat(full).st_mode
+            if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+                continue
+            raise HelmError("helm template of %s refused: %s is %s; a chart is rendered from its own files only"
+                            % (chart_dir, full if full.isprintable() and len(full) <= 300 else excerpt(full, 300),
+                               "a symlink" if stat.S_ISLNK(mode) else "a FIFO, device or socket"))
+
+
 def template(chart_dir, release_name, values, namespace=None, kube_version=None, helm=None, timeout=DEFAULT_TIMEOUT):
     """``helm template RELEASE CHART_DIR`` with ``values``; the rendered objects as a list of dicts.
 
@@ -128,6 +145,7 @@ def template(chart_dir, release_name, values, namespace=None, kube_version=None,
         raise HelmError("PyYAML is needed to render %s: %s" % (chart_dir, yamlio.YAML_IMPORT_ERROR))
     if not os.path.isfile(os.path.join(chart_dir, "Chart.yaml")):
         raise HelmError("%s is not a Helm chart: it has no Chart.yaml" % chart_dir)
+    check_chart(chart_dir)
     binary = find_helm(chart_dir, helm)
     with tempfile.TemporaryDirectory(prefix="mooring-helm-") as tmp:
         values_file = os.path.join(tmp, "values.yaml")

@@ -9,6 +9,7 @@ import collections
 import copy
 import os
 import shutil
+import stat
 import tempfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio, yamlio
@@ -24,6 +25,8 @@ from ansible_collections.mooring.cluster.plugins.module_utils.infra.stacktree im
     PART_DIRS,
     StackError,
     commit_files,
+    link_problem,
+    open_plain,
     plain,
     shown,
 )
@@ -119,18 +122,53 @@ _CSCTL_MARKS = {CLUSTER_CLASS_MARK: "clusterStack", CLUSTER_ADDON_MARK: "cluster
                 "<< .NodeImageVersion >>": "nodeImage"}
 
 
+def _copy_file(src, dest):
+    """Copy the regular file ``src`` to the new file ``dest`` (0600), ``src`` opened without following a link."""
+    with open_plain(src) as f, open(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as out:
+        shutil.copyfileobj(f, out, 1 << 20)
+
+
+def copy_chart(chart_dir, dest):
+    """Copy the chart ``chart_dir`` to the new directory ``dest``: directories and regular files
+    only, every name (dot names too), nothing followed. A symlink (to a file or a directory) or a
+    special file anywhere is a StackError naming it; so is one found in the copy afterwards
+    (:func:`check_copy`), so that helm only ever reads the stack's own bytes."""
+    os.mkdir(dest, 0o700)
+    for dirpath, dirnames, filenames in os.walk(chart_dir):
+        here = os.path.join(dest, os.path.relpath(dirpath, chart_dir))
+        for name in sorted(dirnames):
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full):  # os.walk lists it here and does not follow it
+                raise StackError("cannot export %s" % shown(chart_dir), [link_problem(full)])
+            os.mkdir(os.path.join(here, name), 0o700)
+        for name in sorted(filenames):
+            _copy_file(os.path.join(dirpath, name), os.path.join(here, name))
+    check_copy(dest, chart_dir)
+
+
+def check_copy(copy_dir, chart_dir):
+    """Every entry of ``copy_dir`` is a directory or a regular file (StackError naming the entry, as
+    a path of ``chart_dir``, otherwise)."""
+    for dirpath, dirnames, filenames in os.walk(copy_dir):
+        for name in dirnames + filenames:
+            full = os.path.join(dirpath, name)
+            mode = os.lstat(full).st_mode
+            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                where = os.path.join(chart_dir, os.path.relpath(full, copy_dir))
+                raise StackError("cannot export %s" % shown(chart_dir), [
+                    "%s: not a file or directory in the chart's copy; nothing outside the stack may reach helm" % shown(where)])
+
+
 def _release_copy(chart_dir, dest, versions):
-    """Copy the chart to ``dest`` as csctl packages it: ``version`` is the stack version and
-    csctl's ``<< .XVersion >>`` placeholders are filled. The stack's own files are not touched."""
-    shutil.copytree(chart_dir, dest, symlinks=True)
+    """Copy the chart to ``dest`` (:func:`copy_chart`) as csctl packages it: ``version`` is the stack
+    version and csctl's ``<< .XVersion >>`` placeholders are filled. The stack's own files are not touched."""
+    copy_chart(chart_dir, dest)
     chart_yaml = os.path.join(dest, "Chart.yaml")
     fill = {mark: (versions["clusterStack"] if part == "clusterStack" else versions["components"][part])
             for mark, part in _CSCTL_MARKS.items()}
     for dirpath, _dirs, files in os.walk(dest):
         for name in files:
             path = os.path.join(dirpath, name)
-            if os.path.islink(path):
-                continue
             with open(path, "rb") as f:
                 data = f.read()
             text = data.decode("utf-8", "surrogateescape")

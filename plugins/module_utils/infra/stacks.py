@@ -35,7 +35,8 @@ place, and release.yaml.
 Hostile or broken input is refused in one line per problem, before anything is written: every
 YAML file is read through ``common/yamlio`` (UTF-8, bounded size and depth; no aliases in the
 record files, ``csctl.yaml`` and ``node-image/image.yaml``); a stack directory may hold only
-regular files, directories and symlinks, with printable UTF-8 names and link targets, files of at
+regular files and directories (no symlink anywhere, dot names included: nothing outside the stack
+reaches helm, the export or a hash), with printable UTF-8 names, files of at
 most :data:`stacktree.MAX_FILE_BYTES`, and no text in UTF-16/32 (a byte-order mark); the version files
 and release.yaml are written all or nothing (:func:`stacktree.commit_files`). The export renders every
 stack before it writes, and writes all or nothing (:func:`stackexport.write_export`).
@@ -48,7 +49,6 @@ import fnmatch
 import hashlib
 import os
 import re
-import stat
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.infra.stackrecords import (
@@ -76,7 +76,9 @@ from ansible_collections.mooring.cluster.plugins.module_utils.infra.stacktree im
     StackError,
     check_tree,
     detect_layout,
+    open_plain,
     shown,
+    walk_plain,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.infra.stackyaml import chart_text, dump, load_yaml, set_yaml_scalar, yaml_scalar
 
@@ -173,23 +175,10 @@ class Stack(object):
 
     # ---- files
     def files(self):
-        """``[(relative posix path, kind, absolute path)]`` of every file of the stack but the record files."""
-        out = []
-        for dirpath, dirnames, filenames in os.walk(self.path):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for name in filenames:
-                if name.startswith(".") and name not in DOT_FILES_KEPT:
-                    continue
-                full = os.path.join(dirpath, name)
-                rel = os.path.relpath(full, self.path).replace(os.sep, "/")
-                if rel in RECORD_FILES:
-                    continue
-                mode = os.lstat(full).st_mode
-                if stat.S_ISLNK(mode):
-                    out.append((rel, "link", full))
-                elif stat.S_ISREG(mode):
-                    out.append((rel, "file", full))
-        return sorted(out)
+        """``[(relative posix path, "file", absolute path)]`` of every file of the stack but the record
+        files (names starting with ``.`` skipped, but ``.helmignore``); a symlink is a StackError
+        (:func:`stacktree.walk_plain`), so that no hash covers anything outside the stack."""
+        return [(rel, "file", full) for rel, full in walk_plain(self.path, DOT_FILES_KEPT) if rel not in RECORD_FILES]
 
     @staticmethod
     def part_of(rel):
@@ -225,9 +214,7 @@ class Stack(object):
 
     def _content(self, rel, kind, full, versions=None):
         """Bytes of a file as hashed (``versions`` None: version fields normalised) or as it must be."""
-        if kind == "link":
-            return os.readlink(full).encode("utf-8")
-        with open(full, "rb") as f:
+        with open_plain(full) as f:
             data = f.read()
         if b"\0" in data:
             return data
@@ -287,10 +274,11 @@ class Stack(object):
             versions["kubernetes"] = self.spec_kubernetes()
             return versions
         found = {"clusterStack": None, "clusterAddon": None}
-        for rel, kind, full in self.files():
+        for rel, _kind, full in self.files():
             field = self.chart_version_field(rel)
-            if field and kind == "file" and found[field] is None:
-                value = yaml_scalar(chart_text(full), ["version"])
+            if field and found[field] is None:
+                with open_plain(full) as f:
+                    value = yaml_scalar(chart_text(full, f.read()), ["version"])
                 if value and (STABLE_VERSION.match(value) or DEV_VERSION.match(value)):
                     found[field] = value
         recorded = (release or {}).get("versions") or {}
@@ -318,10 +306,8 @@ class Stack(object):
                 new = dump(doc)
             if new != old:
                 edits[self.metadata_path] = new
-        for rel, kind, full in self.files():
-            if kind != "file":
-                continue
-            with open(full, "rb") as f:
+        for rel, _kind, full in self.files():
+            with open_plain(full) as f:
                 data = f.read()
             if b"\0" in data:
                 continue
@@ -354,6 +340,8 @@ def _not_csctl_config(directory):
     not a csctl config, or None. Only a file that reads as YAML and is not a mapping with ``config`` is
     another file; one that does not read stays the stack's error."""
     path = os.path.join(directory, "csctl.yaml")
+    if os.path.islink(path):  # never read through a link: the stack's check refuses it
+        return None
     try:
         doc = load_yaml(path, "csctl.yaml")
     except StackError:

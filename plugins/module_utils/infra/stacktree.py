@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import hashlib
 import os
 import re
 import stat
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
-from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, excerpt
 
 METADATA_API_VERSION = "metadata.clusterstack.x-k8s.io/v1alpha1"
@@ -103,37 +103,60 @@ def _good_name(name):
     return name.isprintable()
 
 
+def link_problem(path):
+    """The one line that refuses the symlink at ``path``: a stack holds no links, so that nothing
+    outside it reaches helm or the export, and its hashes cover content, not a link's target."""
+    try:
+        target = shown(os.readlink(path))
+    except OSError:
+        target = "?"
+    return ("%s: a symlink (to %s); a stack holds only files and directories, so that nothing outside it reaches "
+            "the export or its version: put the file itself there" % (shown(path), target))
+
+
+def _not_plain(path, st):
+    """The line for an entry that is neither a regular file nor a directory, else None."""
+    if stat.S_ISLNK(st.st_mode):
+        return link_problem(path)
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        return "%s: a FIFO, device or socket; a stack holds only files and directories" % shown(path)
+    return None
+
+
 def check_tree(root):
     """One line per entry of a stack directory that a stack may not hold (at most
-    :data:`MAX_TREE_PROBLEMS`, then a count): a name or link target that is not printable
-    UTF-8, a FIFO, device or socket, a file larger than :data:`MAX_FILE_BYTES`, text in
-    UTF-16/32. Names starting with ``.`` are skipped as the hashes skip them."""
+    :data:`MAX_TREE_PROBLEMS`, then a count): a symlink (to a file or a directory, anywhere, names
+    starting with ``.`` included), a FIFO, device or socket, a name that is not printable UTF-8, a
+    file larger than :data:`MAX_FILE_BYTES`, text in UTF-16/32. The name, size and text checks skip
+    names starting with ``.`` as the hashes skip them; links and special files are refused there too
+    (a chart's dot files are copied for helm)."""
     problems = []
     for dirpath, dirnames, filenames in os.walk(root):
+        hidden = any(part.startswith(".") for part in os.path.relpath(dirpath, root).split(os.sep) if part != ".")
         dirnames.sort()
         for name in list(dirnames):
-            if not _good_name(name):
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full):  # os.walk lists a link to a directory here, and does not follow it
+                problems.append(link_problem(full))
+                dirnames.remove(name)
+            elif not hidden and not name.startswith(".") and not _good_name(name):
                 problems.append("%s: the directory name %s is not printable UTF-8; rename it" % (shown(dirpath), shown(name)))
                 dirnames.remove(name)
-            elif name.startswith("."):
-                dirnames.remove(name)
         for name in sorted(filenames):
-            if name.startswith(".") and name not in DOT_FILES_KEPT:
+            full = os.path.join(dirpath, name)
+            st = os.lstat(full)
+            problem = _not_plain(full, st)
+            if problem:
+                problems.append(problem)
+                continue
+            if hidden or (name.startswith(".") and name not in DOT_FILES_KEPT):
                 continue
             if not _good_name(name):
                 problems.append("%s: the file name %s is not printable UTF-8; rename it" % (shown(dirpath), shown(name)))
-                continue
-            full = os.path.join(dirpath, name)
-            st = os.lstat(full)
-            if stat.S_ISLNK(st.st_mode):
-                if not _good_name(os.readlink(full)):
-                    problems.append("%s: the symlink's target %s is not printable UTF-8" % (shown(full), shown(os.readlink(full))))
-            elif not stat.S_ISREG(st.st_mode):
-                problems.append("%s: a FIFO, device or socket; a stack holds only files, directories and symlinks" % shown(full))
             elif st.st_size > MAX_FILE_BYTES:
                 problems.append("%s: %d bytes; a stack file may have at most %d" % (shown(full), st.st_size, MAX_FILE_BYTES))
             else:
-                with open(full, "rb") as f:
+                with open_plain(full) as f:
                     head = f.read(4)
                 if head.startswith(_BOMS):
                     problems.append("%s: UTF-16/32 text is not supported; save it as UTF-8" % shown(full))
@@ -142,28 +165,60 @@ def check_tree(root):
     return problems
 
 
-def tree_entries(root):
-    """``[(relative posix path, kind, digest)]`` for everything under ``root``, sorted.
+def open_plain(path):
+    """``path`` opened for reading (binary) when it is a regular file, never through a symlink (the
+    last component is not followed); StackError naming it otherwise (a link put there after the
+    tree was checked, a FIFO: never read from)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StackError("stack file %s is a symlink" % shown(path), [link_problem(path)]) from None
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise StackError("stack file %s is not a file" % shown(path), [_not_plain(path, st)])
+    return os.fdopen(fd, "rb")
 
-    Regular files by content, symlinks by target; names starting with ``.`` are skipped
-    (editor and OS noise); modes, owners and times are never looked at.
-    """
-    entries = []
-    if not os.path.isdir(root):
-        return entries
+
+def walk_plain(root, keep=()):
+    """``(relative posix path, absolute path)`` of every regular file under ``root``, sorted; names
+    starting with ``.`` skipped (but the file names in ``keep``). A symlink (to a file or a
+    directory) or a special file is a StackError naming it, never followed and never skipped."""
+    out = []
     for dirpath, dirnames, filenames in os.walk(root):
+        for name in sorted(dirnames):
+            if os.path.islink(os.path.join(dirpath, name)):
+                raise StackError("stack %s holds a symlink" % shown(root), [link_problem(os.path.join(dirpath, name))])
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in filenames:
-            if name.startswith("."):
-                continue
             full = os.path.join(dirpath, name)
-            rel = os.path.relpath(full, root).replace(os.sep, "/")
-            mode = os.lstat(full).st_mode
-            if stat.S_ISLNK(mode):
-                entries.append((rel, "link", hashlib.sha256(os.readlink(full).encode("utf-8")).hexdigest()))
-            elif stat.S_ISREG(mode):
-                entries.append((rel, "file", sha256_file(full)[0]))
-    return sorted(entries)
+            problem = _not_plain(full, os.lstat(full))
+            if problem:
+                raise StackError("stack %s holds what a stack may not" % shown(root), [problem])
+            if not name.startswith(".") or name in keep:
+                out.append((os.path.relpath(full, root).replace(os.sep, "/"), full))
+    return sorted(out)
+
+
+def tree_entries(root):
+    """``[(relative posix path, "file", digest)]`` for every regular file under ``root``, sorted.
+
+    Files by content; names starting with ``.`` are skipped (editor and OS noise); modes, owners
+    and times are never looked at. A symlink is a StackError (:func:`walk_plain`): a hash covers
+    what is in the directory, never what a link points to.
+    """
+    if not os.path.isdir(root):
+        return []
+    entries = []
+    for rel, full in walk_plain(root):
+        digest = hashlib.sha256()
+        with open_plain(full) as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+        entries.append((rel, "file", digest.hexdigest()))
+    return entries
 
 
 def detect_layout(path):

@@ -238,7 +238,8 @@ def _validate_built(tmp, out_path, out_dir, key):
         with os.fdopen(fd, "wb") as f:
             f.write(ed25519.public_pem(key))
     try:
-        return validate_archive(tmp, pubkey_path=pub_tmp)
+        # a broad RBAC grant is the operator's to allow at import: here it is a warning
+        return validate_archive(tmp, pubkey_path=pub_tmp, allow_broad_rbac=True)
     except SolutionError as exc:
         raise SolutionError(
             "%s: not built, the result would be invalid" % out_path,

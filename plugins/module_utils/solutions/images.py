@@ -12,19 +12,21 @@ mooring archive's OCI layout as it is, a MetalK8s archive's skopeo dir: image
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import tarfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
+from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import HashingWriter
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import open_archive
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.checksums import file_sha256
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import (
     ANN_CONTAINERD_NAME,
     ANN_REF_NAME,
+    MAX_JSON_BYTES,
     MT_OCI_INDEX,
     OCI_LAYOUT_VERSION,
+    SolutionError,
     safe_path,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.skopeodir import (
@@ -57,6 +59,11 @@ def export_images(archive_path, summary, prefix, dest, check_mode=False):
     Tars are deterministic; one already present with the same content is kept.
     Returns ``(images, changed)`` with images a list of dicts (ref, digest, file, sha256).
     In ``check_mode`` nothing is written; ``changed`` says whether something would be.
+
+    Blobs are streamed from the archive into the tar (a temporary file beside the target,
+    renamed into place only when its content differs), never held in memory; each is checked
+    again against its size and digest on the way, so an archive changed after its validation
+    is refused rather than exported.
     """
     name, version = summary["name"], summary["version"]
     fileio.safe_name("%s-%s" % (name, version), "solution name and version")
@@ -74,14 +81,11 @@ def export_images(archive_path, summary, prefix, dest, check_mode=False):
         for img in summary["images"]:
             root = "images/%s/%s/" % (img["name"], img["tag"])
             ref = image_ref(prefix, name, version, img["name"], img["tag"])
-            blob = _oci_tar(members_of(reader, files, root, ref, img["tag"]))
-            digest = hashlib.sha256(blob).hexdigest()
+            members = members_of(reader, files, root, ref, img["tag"])
             fname = fileio.safe_name("%s_%s.oci.tar" % (img["name"].replace("/", "_"), img["tag"]), "image file name")
             target = fileio.under_root(dest, fname)
-            if not (os.path.isfile(target) and file_sha256(target) == digest):
-                changed = True
-                if not check_mode:
-                    fileio.write_atomic(target, blob, 0o644)
+            digest, wrote = _export_tar(reader, members, target, check_mode)
+            changed = changed or wrote
             images.append({"ref": ref, "digest": img["digest"], "file": target, "sha256": digest,
                            "name": img["name"], "tag": img["tag"]})
     finally:
@@ -89,10 +93,40 @@ def export_images(archive_path, summary, prefix, dest, check_mode=False):
     return images, changed
 
 
-def _content(reader, entry):
-    data = io.BytesIO()
-    reader.stream(entry, data)
-    return data.getvalue()
+class _Same(Exception):
+    """The tar just written is the file already in place: that one is kept."""
+
+
+def _export_tar(reader, members, target, check_mode):
+    """``(sha256 hex, changed)`` of the OCI tar of ``members`` at ``target``; in ``check_mode`` only hashed."""
+    old = file_sha256(target) if os.path.isfile(target) else None
+    if check_mode:
+        out = HashingWriter()
+        _write_tar(reader, members, out)
+        return out.hexdigest(), out.hexdigest() != old
+    written = {}
+
+    def keep_old(_tmp):
+        if written["digest"] == old:
+            raise _Same()
+
+    try:
+        with fileio.atomic_output(target, 0o644, check=keep_old) as handle:
+            out = HashingWriter(handle)
+            _write_tar(reader, members, out)
+            written["digest"] = out.hexdigest()
+    except _Same:
+        return old, False
+    return written["digest"], True
+
+
+def _small(reader, entry):
+    """The bytes of a small member (index.json, manifest.json), bounded as validation bounds them."""
+    out = HashingWriter(limit=MAX_JSON_BYTES)
+    reader.stream(entry, out)
+    if out.size > MAX_JSON_BYTES:
+        raise SolutionError("%s: %d bytes, more than the limit of %d; validate the archive again" % (entry.path, out.size, MAX_JSON_BYTES))
+    return out.buf.getvalue()
 
 
 def _canonical(obj):
@@ -109,22 +143,24 @@ def _name(desc, ref, tag):
 
 
 def _layout_members(reader, files, root, ref, tag):
-    """{path in the tar: bytes} of the OCI layout at ``root`` (ending in /), its index.json annotated."""
+    """``{path in the tar: bytes or an archive Entry}`` of the OCI layout at ``root`` (ending in /),
+    its index.json annotated."""
     members = {}
     for path in sorted(p for p in files if p.startswith(root)):
-        content = _content(reader, files[path])
         if path[len(root):] == "index.json":
-            index = json.loads(content.decode("utf-8"))
+            index = json.loads(_small(reader, files[path]).decode("utf-8"))
             index["manifests"] = [_name(m, ref, tag) for m in index["manifests"]]
-            content = _canonical(index)
-        members[path[len(root):]] = content
+            members["index.json"] = _canonical(index)
+        else:
+            members[path[len(root):]] = files[path]
     return members
 
 
 def _dir_members(reader, files, root, ref, tag):
-    """{path in the tar: bytes} of the OCI layout holding the dir: image at ``root`` (ending in /):
-    manifest.json and every blob it references under blobs/sha256/, one annotated index entry."""
-    raw = _content(reader, files[root + MANIFEST_FILE])
+    """``{path in the tar: bytes or an archive Entry}`` of the OCI layout holding the dir: image at
+    ``root`` (ending in /): manifest.json and every blob it references under blobs/sha256/, one
+    annotated index entry."""
+    raw = _small(reader, files[root + MANIFEST_FILE])
     man = json.loads(raw.decode("utf-8"))
     hexdigest = hashlib.sha256(raw).hexdigest()
     desc = {"mediaType": manifest_type(man), "digest": "sha256:" + hexdigest, "size": len(raw)}
@@ -134,17 +170,39 @@ def _dir_members(reader, files, root, ref, tag):
         "blobs/sha256/" + hexdigest: raw,
     }
     for blob in referenced_blobs(man):
-        members["blobs/sha256/" + blob] = _content(reader, files[root + blob])
+        members["blobs/sha256/" + blob] = files[root + blob]
     return members
 
 
-def _oci_tar(members):
-    """A deterministic tar (sorted names, mode 0644, no times or owners) of ``members`` ({path: bytes})."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for rel in sorted(members):
-            ti = tarfile.TarInfo(rel)
-            ti.size = len(members[rel])
-            ti.mode = 0o644
-            tar.addfile(ti, io.BytesIO(members[rel]))
-    return buf.getvalue()
+def _write_tar(reader, members, out):
+    """A deterministic tar (sorted names, mode 0644, no times or owners; as :mod:`tarfile` writes
+    it in PAX format) of ``members`` written to ``out``: bytes as they are, an archive Entry
+    streamed from ``reader`` and checked against its size and, under ``blobs/sha256/``, its digest."""
+    offset = 0
+    for rel in sorted(members):
+        content = members[rel]
+        info = tarfile.TarInfo(rel)
+        info.size = len(content) if isinstance(content, bytes) else content.size
+        info.mode = 0o644
+        header = info.tobuf(tarfile.PAX_FORMAT, tarfile.ENCODING, "surrogateescape")
+        out.write(header)
+        if isinstance(content, bytes):
+            out.write(content)
+        else:
+            _stream_checked(reader, content, rel, out)
+        pad = -info.size % tarfile.BLOCKSIZE
+        out.write(tarfile.NUL * pad)
+        offset += len(header) + info.size + pad
+    end = tarfile.NUL * (2 * tarfile.BLOCKSIZE)
+    offset += len(end)
+    out.write(end + tarfile.NUL * (-offset % tarfile.RECORDSIZE))
+
+
+def _stream_checked(reader, entry, rel, out):
+    """Stream ``entry`` to ``out``: exactly its size, and a blob's content matching its name."""
+    check = HashingWriter(out)
+    reader.stream(entry, check)
+    blob = rel[len("blobs/sha256/"):] if rel.startswith("blobs/sha256/") else None
+    if check.size != entry.size or (blob is not None and check.hexdigest() != blob):
+        raise SolutionError("%s: changed since the archive was validated (%d bytes, sha256 %s); validate it again"
+                            % (entry.path, check.size, check.hexdigest()))

@@ -42,7 +42,13 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout i
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import API_VERSION, VERSION_RE
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.metalk8s import API_VERSION as METALK8S_API_VERSION
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.metalk8s import fill_repository
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.operatordeploy import containers_of, parse_image_ref, pod_spec_of
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.operatordeploy import (
+    archive_key,
+    broad_grant,
+    containers_of,
+    parse_image_ref,
+    pod_spec_of,
+)
 
 SOLUTION_LABEL = "solutions.mooring.io/solution"
 PART_OF = "app.kubernetes.io/part-of"
@@ -306,13 +312,15 @@ def _run_from_the_registry(obj, pod, prefix, summary, config_name):
                 {"name": "mooring-operator-config", "configMap": {"name": config_name}})
 
 
-def render_solution(env, summary, prefix, available, namespace=None, flavour=MOORING):
+def render_solution(env, summary, prefix, available, namespace=None, flavour=MOORING, applying=True):
     """Every namespaced/cluster-scoped object that runs ``summary``'s operator in ``env``.
 
     ``summary`` is :func:`solution.validate_archive`'s result; ``prefix`` the registry
     prefix images are named under; ``available`` ``{version: [images]}`` of every imported
     version (the OperatorConfig); ``flavour`` the environment's (its label on every object).
-    CRDs are not included (see :func:`render_crds`).
+    CRDs are not included (see :func:`render_crds`). When ``applying`` (not when the objects are
+    rendered to be deleted), a binding that grants broadly (:func:`operatordeploy.broad_grant`) is
+    refused unless the summary records that its import allowed it (``broad_rbac``).
     """
     require(HAS_YAML, "PyYAML", YAML_IMPORT_ERROR)
     check_name("environment", env, flavour)
@@ -330,6 +338,14 @@ def render_solution(env, summary, prefix, available, namespace=None, flavour=MOO
             raise SolutionError(
                 "%s %s: cluster-scoped %s objects are not supported in operator manifests"
                 % (kind, doc["metadata"]["name"], kind)
+            )
+        if kind.endswith("List"):
+            raise SolutionError("%s %s: lists of objects are not supported in operator manifests" % (kind, doc["metadata"]["name"]))
+        why = broad_grant(doc)
+        if why and applying and not summary.get("broad_rbac"):
+            raise SolutionError(
+                "%s %s: %s; not allowed when %s %s was imported: import it again with allow_broad_rbac: [%s]"
+                % (kind, doc["metadata"]["name"], why, name, version, archive_key(name, version))
             )
         obj = fill_repository(copy.deepcopy(doc), repository(prefix, name, version))
         meta = obj.setdefault("metadata", {})
@@ -418,20 +434,20 @@ def plan_changes(environment, action, namespace=None, description="", current=No
     new = plan_environment(current, action, name, version, imported_versions(cfg, name))
     configmap = render_environment(environment, description, new, namespace, flavour)[1]
 
-    def render(summary):
-        return render_solution(environment, summary, image_prefix, available_images(cfg, name), namespace, flavour)
+    def render(summary, applying=True):
+        return render_solution(environment, summary, image_prefix, available_images(cfg, name), namespace, flavour, applying)
 
     if action == "remove":
         if name not in current:
             return {"apply": [], "delete": [], "solutions": new}
         if not solution or solution.get("name") != name or solution.get("version") != current[name]:
             raise SolutionError("remove: the summary of %s %s (running) is required" % (name, current[name]))
-        return {"apply": [configmap], "delete": render(solution), "solutions": new}
+        return {"apply": [configmap], "delete": render(solution, False), "solutions": new}
     if not solution or solution.get("name") != name or solution.get("version") != version:
         raise SolutionError("%s: the summary of %s %s (from its import) is required" % (action, name, version))
     apply = render(solution)
     delete = []
     if previous and previous.get("version") != version:
         keep = {object_key(o) for o in apply}
-        delete = [o for o in render(previous) if object_key(o) not in keep]
+        delete = [o for o in render(previous, False) if object_key(o) not in keep]
     return {"apply": apply + [configmap], "delete": delete, "solutions": new}

@@ -63,6 +63,17 @@ CLUSTER_SCOPED_REFUSED = frozenset([
     "PodSecurityPolicy", "VolumeAttachment", "CertificateSigningRequest", "ValidatingAdmissionPolicy",
     "ValidatingAdmissionPolicyBinding", "FlowSchema", "PriorityLevelConfiguration",
 ])
+# What a RoleBinding or ClusterRoleBinding of an operator may not grant unless the operator allows it
+# for that archive (allow_broad_rbac): the ClusterRole cluster-admin to anyone, or any role to one
+# of these subjects ((kind, name): who that is).
+BROAD_ROLES = frozenset(["cluster-admin"])
+BROAD_SUBJECTS = {
+    ("Group", "system:authenticated"): "every signed-in user",
+    ("Group", "system:unauthenticated"): "every anonymous request",
+    ("Group", "system:anonymous"): "anonymous requests",
+    ("User", "system:anonymous"): "anonymous requests",
+    ("Group", "system:serviceaccounts"): "every service account of the cluster",
+}
 
 MAX_MANIFEST_BYTES = 64 * 1024
 MAX_SUMS_BYTES = 8 * 1024 * 1024

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import Shape, field
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import MANIFEST, MAX_MANIFEST_BYTES, SolutionError
 
@@ -135,6 +136,17 @@ def check_listing(shape, problems, name, spec):
                 fileio.safe_name(part, "image name or tag")
     except fileio.PathEscapeError as exc:
         shape.collect(problems, shape.fail, "", str(exc))
+
+
+def image_dir_problem(name, tag):
+    """Why ``images/<name>/<tag>/`` is not an image directory (the name and tag rules of
+    spec.images, whether or not the manifest lists images), or None."""
+    wrong = []
+    if not re.match(IMAGE_NAME_RE, name) or len(name) > MAX_IMAGE_NAME:
+        wrong.append("the name %s must be %s (at most %d characters)" % (excerpt(name, 80), IMAGE_NAME_WHAT, MAX_IMAGE_NAME))
+    if not re.match(TAG_RE, tag):
+        wrong.append("the tag %s must be %s" % (excerpt(tag, 80), TAG_WHAT))
+    return "not an image directory images/NAME/TAG: %s" % "; ".join(wrong) if wrong else None
 
 
 def normalised(data):

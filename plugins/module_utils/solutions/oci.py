@@ -23,6 +23,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout i
     MAX_JSON_BYTES,
     OCI_LAYOUT_VERSION,
 )
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import image_dir_problem
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.skopeodir import (
     METALK8S,
     DirImageChecks,
@@ -170,7 +171,8 @@ class ImageChecks(DirImageChecks):
 
         ``manifest["flavour"]`` says the images' format: OCI layouts ("mooring", also when absent) or
         skopeo dir: images ("metalk8s"). Without a manifest (it was invalid), the files say which it is,
-        and only files outside any image directory are reported."""
+        and only files outside any image directory are reported. Every image directory's name and tag
+        follow spec.images's rules (:func:`manifest.image_dir_problem`), whether or not it is listed."""
         listed = set()
         if manifest is not None:
             for img in manifest["spec"]["images"]:
@@ -189,11 +191,17 @@ class ImageChecks(DirImageChecks):
                 self.bad(path, unexpected)
             else:
                 present.add(key)
-        for name, tag in sorted(present):
+        misnamed = set()
+        for name, tag in sorted(present):  # every directory, listed or not (MetalK8s's default lists them all)
+            problem = image_dir_problem(name, tag)
+            if problem:
+                self.bad("images/%s/%s" % (name, tag), problem)
+                misnamed.add((name, tag))
+        for name, tag in sorted(present - misnamed):
             if (name, tag) not in listed and manifest is not None:
                 self.bad("images/%s/%s" % (name, tag), "image not listed in manifest.yaml spec.images")
         digests = {}
-        for name, tag in sorted(listed):
+        for name, tag in sorted(listed - misnamed):
             root = "images/%s/%s" % (name, tag)
             if (name, tag) not in present:
                 self.bad(root, "image %s:%s listed in manifest.yaml spec.images is missing" % (name, tag))

@@ -3,9 +3,12 @@
 """PRIVATE to mooring.cluster: the operator's manifests in a solution archive (operator/deploy/*.yaml).
 
 :class:`OperatorChecks` is a part of the archive validation (:mod:`solutions.validate`): only
-operator/deploy/*.yaml, Kubernetes objects of allowed kinds, a Deployment, and every container
-image one of the archive's own (``NAME:TAG``, no registry). The helpers that find the containers
-of a workload are shared with :mod:`solutions.k8s`.
+operator/deploy/*.yaml, Kubernetes objects of allowed kinds (no cluster-scoped kind of
+:data:`layout.CLUSTER_SCOPED_REFUSED`, no ``List``), a Deployment, every container image one of the
+archive's own (``NAME:TAG``, no registry), and no RoleBinding or ClusterRoleBinding that grants
+broadly (:func:`broad_grant`: the ClusterRole ``cluster-admin``, or any role to everyone) unless the
+operator allows it for that archive (``allow_broad_rbac``). The helpers that find the containers of
+a workload are shared with :mod:`solutions.k8s`.
 """
 
 
@@ -20,8 +23,18 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common import yaml
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import metalk8s
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.images import image_ref, repository
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import CLUSTER_SCOPED_REFUSED, MAX_OPERATOR_FILE_BYTES, OPERATOR_DIR, shown
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import (
+    BROAD_ROLES,
+    BROAD_SUBJECTS,
+    CLUSTER_SCOPED_REFUSED,
+    MAX_OPERATOR_FILE_BYTES,
+    OPERATOR_DIR,
+    shown,
+)
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import IMAGE_NAME_RE, TAG_RE
+
+BINDING_KINDS = ("RoleBinding", "ClusterRoleBinding")
+MAX_SUBJECTS_SHOWN = 5
 
 
 def _dig(obj, *keys):
@@ -43,6 +56,34 @@ def parse_image_ref(ref):
     if not re.match(IMAGE_NAME_RE, name) or not re.match(TAG_RE, tag):
         return None
     return name, tag
+
+
+def archive_key(name, version):
+    """How an operator names one archive in ``allow_broad_rbac``: ``<name>-<version>``."""
+    return "%s-%s" % (name, version)
+
+
+def broad_grant(doc):
+    """What the RoleBinding or ClusterRoleBinding ``doc`` grants too broadly, in words (None when it
+    grants nothing of the kind, or is no binding): the ClusterRole ``cluster-admin`` (to anyone), or
+    any role to a subject of :data:`layout.BROAD_SUBJECTS` (every user, every anonymous request,
+    every service account)."""
+    if not isinstance(doc, dict) or doc.get("kind") not in BINDING_KINDS:
+        return None
+    ref = doc.get("roleRef") if isinstance(doc.get("roleRef"), dict) else {}
+    subjects = [s for s in doc.get("subjects") or [] if isinstance(s, dict)] if isinstance(doc.get("subjects"), list) else []
+    broad = ["%s %s (%s)" % (s["kind"].lower(), s["name"], BROAD_SUBJECTS[(s["kind"], s["name"])])
+             for s in subjects if isinstance(s.get("kind"), str) and isinstance(s.get("name"), str)
+             and (s["kind"], s["name"]) in BROAD_SUBJECTS]
+    if ref.get("kind") == "ClusterRole" and isinstance(ref.get("name"), str) and ref["name"] in BROAD_ROLES:
+        to = broad or ["%s %s" % (shown(str(s.get("kind"))[:60]), shown(str(s.get("name"))[:120])) for s in subjects]
+        more = " and %d more" % (len(to) - MAX_SUBJECTS_SHOWN) if len(to) > MAX_SUBJECTS_SHOWN else ""
+        return "binds the ClusterRole %s (every right on the cluster) to %s%s" % (
+            ref["name"], ", ".join(to[:MAX_SUBJECTS_SHOWN]) or "no subject yet", more)
+    if broad:
+        role = "%s %s" % (shown(str(ref.get("kind"))[:60]), shown(str(ref.get("name"))[:120]))
+        return "grants the %s to %s" % (role, ", ".join(broad))
+    return None
 
 
 def pod_spec_of(obj):
@@ -92,7 +133,27 @@ class OperatorChecks:
             self.bad(OPERATOR_DIR, "no Deployment found: the operator must be deployed by a Deployment")
         if manifest is not None:
             self.operator_images(manifest, docs)
+        self.operator_rbac(manifest, docs)
         return docs
+
+    def operator_rbac(self, manifest, docs):
+        """Every binding that grants broadly (:func:`broad_grant`) is a problem naming its file and
+        object, unless ``self.allow_broad_rbac`` names this archive (``<name>-<version>``, or True:
+        any); then it is a warning and listed in ``self.broad_rbac``."""
+        key = archive_key(manifest["metadata"]["name"], manifest["spec"]["version"]) if manifest is not None else None
+        allowed = self.allow_broad_rbac is True or (key is not None and key in self.allow_broad_rbac)
+        for path, n, doc in docs:
+            why = broad_grant(doc)
+            if why is None:
+                continue
+            line = "%s: document %d (%s %s): %s" % (shown(path), n, doc["kind"], shown(doc["metadata"]["name"]), why)
+            if allowed:
+                self.broad_rbac.append(line)
+                self.warnings.append("%s; allowed for this archive (allow_broad_rbac)" % line)
+            else:
+                self.problems.append(
+                    "%s; refused: a solution may not grant that unless the operator allows it for this archive "
+                    "(allow_broad_rbac: [%s], or --allow-broad-rbac %s)" % (line, key or "NAME-VERSION", key or "NAME-VERSION"))
 
     def operator_file(self, path):
         """The acceptable documents of one file under operator/ (none when the file is refused)."""
@@ -195,4 +256,7 @@ def _object_problem(doc):
         return "kind or metadata.name longer than 253 characters"
     if doc["kind"] in CLUSTER_SCOPED_REFUSED:
         return "cluster-scoped %s objects are not allowed in operator manifests" % doc["kind"]
+    if doc["kind"].endswith("List"):  # List, ClusterRoleBindingList...: a client applies every item
+        return ("%s: a list of objects is not allowed in operator manifests (its items would be applied unchecked); "
+                "write each object as its own document" % excerpt(doc["kind"], 80))
     return None

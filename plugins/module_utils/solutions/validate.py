@@ -48,10 +48,12 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.skopeodi
 class _ArchiveFiles:
     """The archive's members: layout checks, bounded reads, digests; every problem with its path."""
 
-    def __init__(self, reader, pubkey, require_signature):
+    def __init__(self, reader, pubkey, require_signature, allow_broad_rbac=()):
         self.reader = reader
         self.pubkey = pubkey
         self.require_signature = require_signature
+        self.allow_broad_rbac = allow_broad_rbac  # archives (<name>-<version>) whose broad RBAC is allowed, or True
+        self.broad_rbac = []  # the broad grants allowed (operatordeploy.OperatorChecks.operator_rbac)
         self.problems = []
         self.warnings = []
         self.files = {}  # path -> Entry (regular files only, safe paths)
@@ -271,8 +273,23 @@ def _anchor(v, path, archive_sha256, pubkey, sha256sum, trusted_sha256, required
     return anchor
 
 
+def allowed_archives(value):
+    """``allow_broad_rbac`` as validation reads it: a set of ``<name>-<version>`` strings (None or
+    empty: none), or True (every archive: ``mooring solution build`` checking its own output, which
+    warns). SolutionError for anything else."""
+    if value is True:
+        return True
+    if value is None:
+        return frozenset()
+    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)) or \
+            not all(isinstance(v, str) and v and len(v) <= 200 and v.isprintable() for v in value):
+        raise SolutionError("allow_broad_rbac: must be a list of archives named <name>-<version> (e.g. example-1.0.0), not %s"
+                            % excerpt(value))
+    return frozenset(value)
+
+
 def validate_archive(path, pubkey_path=None, require_signature=False, sha256sum=None, trusted_sha256=None,
-                     require_trust=False):
+                     require_trust=False, allow_broad_rbac=None):
     """Validate the archive at ``path``; return a summary dict, or raise :class:`SolutionError`.
 
     Checks the layout, manifest schema, checksums (every file listed, none extra, none
@@ -283,8 +300,15 @@ def validate_archive(path, pubkey_path=None, require_signature=False, sha256sum=
     ``trusted_sha256``), as every archive does with ``require_trust``. The summary's ``trust``
     says which anchor trusted it (None: none did, allowed for a mooring archive without
     ``require_trust``).
+
+    A RoleBinding or ClusterRoleBinding of the operator that binds the ClusterRole ``cluster-admin``,
+    or binds any role to every user, every anonymous request or every service account
+    (:func:`solutions.operatordeploy.broad_grant`), is refused unless ``allow_broad_rbac`` (see
+    :func:`allowed_archives`) names this archive as ``<name>-<version>``; the grants allowed are the
+    summary's ``broad_rbac`` (and warnings).
     """
     require(HAS_YAML, "PyYAML", YAML_IMPORT_ERROR)
+    allow_broad_rbac = allowed_archives(allow_broad_rbac)
     pubkey = load_public_key(pubkey_path) if pubkey_path else None
     if require_signature and pubkey is None:
         raise SolutionError("a signed archive is required: give the public key to verify it with")
@@ -293,7 +317,7 @@ def validate_archive(path, pubkey_path=None, require_signature=False, sha256sum=
         reader.close()
         raise SolutionError("%s: the archive is empty; build it with `mooring solution build`" % path)
     try:
-        v = _Validation(reader, pubkey, require_signature)
+        v = _Validation(reader, pubkey, require_signature, allow_broad_rbac)
         v.structure()
         manifest = v.manifest()
         v.top_level()
@@ -335,6 +359,7 @@ def validate_archive(path, pubkey_path=None, require_signature=False, sha256sum=
             {"name": i["name"], "tag": i["tag"], "digest": digests[(i["name"], i["tag"])]} for i in spec["images"]
         ],
         "operator": {"image": dict(spec["operator"]["image"]), "manifests": [d for _p, _n, d in docs]},
+        "broad_rbac": list(v.broad_rbac),
         "product": product,
         "ui": sorted(p for p in v.files if p.startswith("ui/")),
         "warnings": v.warnings,

@@ -4,9 +4,10 @@
 
 ``build DIR -o ARCHIVE [--key KEY]`` packages a solution source tree into an ISO 9660 image
 or a tar (by the output name), writing SHA256SUMS and, with ``--key``, an Ed25519 signature.
-``validate ARCHIVE [--pubkey KEY] [--sha256sum FILE] [--trusted-sha256 HEX]`` checks layout, manifest,
-checksums, signature (or the trust anchor of a MetalK8s archive), images and operator manifests and
-prints one line per problem, each with its path in the archive;
+``validate ARCHIVE [--pubkey KEY] [--sha256sum FILE] [--trusted-sha256 HEX] [--allow-broad-rbac NAME-VERSION]``
+checks layout, manifest, checksums, signature (or the trust anchor of a MetalK8s archive), images and
+operator manifests (a binding of cluster-admin, or of any role to everyone, only for the archives
+``--allow-broad-rbac`` names) and prints one line per problem, each with its path in the archive;
 exit code 1 when anything is wrong. ``keygen PRIVATE PUBLIC`` writes a key pair all or nothing,
 never over an existing file and never both keys to one file.
 """
@@ -27,6 +28,8 @@ def _backend():
 
 def _build(args):
     summary = _backend().build_archive(args.source, args.output, key_path=args.key, fmt=args.format)
+    for w in summary.get("warnings") or []:
+        sys.stderr.write("warning: %s\n" % w)
     sys.stdout.write(
         "built %s: %s %s (%s, %d images, %s), sha256 %s\n"
         % (
@@ -45,7 +48,7 @@ def _build(args):
 def _validate(args):
     summary = _backend().validate_archive(args.archive, pubkey_path=args.pubkey,
                                           require_signature=args.require_signature, sha256sum=args.sha256sum,
-                                          trusted_sha256=args.trusted_sha256)
+                                          trusted_sha256=args.trusted_sha256, allow_broad_rbac=args.allow_broad_rbac)
     for w in summary["warnings"]:
         sys.stderr.write("warning: %s\n" % w)
     if args.json:
@@ -97,6 +100,9 @@ def register(subparsers):
                    help="sha256sum output listing the archive (default: a SHA256SUM file beside it, when present)")
     v.add_argument("--trusted-sha256", metavar="HEX",
                    help="trust the archive with this SHA-256 without a signature or checksum file")
+    v.add_argument("--allow-broad-rbac", action="append", default=[], metavar="NAME-VERSION",
+                   help="let this archive (e.g. example-1.0.0) bind cluster-admin, or a role to every user, anonymous "
+                        "request or service account (repeatable; refused otherwise)")
     v.add_argument("--json", action="store_true", help="print the archive summary as JSON")
     v.set_defaults(func=_validate)
 

@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from ansible_collections.mooring.cluster.plugins.module_utils.infra import helm as h
-from ansible_collections.mooring.cluster.plugins.module_utils.infra import stackbump, stackexport, stacks, stacktree
+from ansible_collections.mooring.cluster.plugins.module_utils.infra import stackbump, stackexport, stackrecords, stacks, stacktree
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli import main as cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))))
@@ -76,7 +76,7 @@ def test_tree_problems_are_named_and_bounded(alpha):
     assert problems == [
         "%s/cluster-class: the file name b'a\\xffb.yaml' is not printable UTF-8; rename it" % alpha,
         "%s/cluster-class/templates/u16.yaml: UTF-16/32 text is not supported; save it as UTF-8" % alpha,
-        "%s/node-images/pipe: a FIFO, device or socket; a stack holds only files, directories and symlinks" % alpha,
+        "%s/node-images/pipe: a FIFO, device or socket; a stack holds only files and directories" % alpha,
     ]
     before = tree(alpha)
     assert cli.main(["stack", "version", str(alpha)]) == 1
@@ -92,6 +92,110 @@ def test_large_files_are_refused(alpha, monkeypatch):
     monkeypatch.setattr(stacktree, "MAX_FILE_BYTES", 100000)
     (alpha / "cluster-class" / "big.bin").write_bytes(b"x" * 100001)
     assert stacktree.check_tree(str(alpha)) == ["%s/cluster-class/big.bin: 100001 bytes; a stack file may have at most 100000" % alpha]
+
+
+LINK_LINE = "a stack holds only files and directories, so that nothing outside it reaches the export or its version"
+
+
+def secret(work):
+    """A private key outside the stack, which a link in a stack must never bring into an export."""
+    path = work / "outside" / "id_ed25519"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n-----END OPENSSH PRIVATE KEY-----\n")
+    return str(path)
+
+
+# (link relative to the stack, its target: "SECRET" for the key outside, "OUT" for the directory holding it)
+LINKS = [
+    ("cluster-class/templates/key.yaml", "SECRET"),
+    ("cluster-class/files", "OUT"),
+    ("cluster-class/.key", "SECRET"),
+    ("cluster-class/.hidden/key", "SECRET"),
+    ("cluster-class/values-copy.yaml", "values.yaml"),
+    ("cluster-addon/values.yaml.d", "../cluster-class"),
+    ("node-images/image.yaml", "SECRET"),
+    ("topology.yaml", "/etc/passwd"),
+    ("dangling.yaml", "/nonexistent/x"),
+]
+
+
+def _link(work, alpha, rel, target):
+    target = {"SECRET": secret(work), "OUT": str(work / "outside")}.get(target, target)
+    if target == str(work / "outside"):
+        secret(work)
+    path = alpha / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, str(path))
+    return str(path), target
+
+
+@pytest.mark.parametrize("rel, target", LINKS, ids=[r for r, _t in LINKS])
+def test_a_symlink_anywhere_is_refused_in_one_line(work, alpha, rel, target, capsys):
+    path, target = _link(work, alpha, rel, target)
+    problems = stacktree.check_tree(str(alpha))
+    assert problems == ["%s: a symlink (to %s); %s: put the file itself there" % (path, target, LINK_LINE)]
+    mark = fake_helm(work, 'touch "%s"\nexit 1\n' % (work / "helm-ran"))
+    before = tree(work)
+    assert cli.main(["stack", "version", str(alpha)]) == 1
+    err = capsys.readouterr().err
+    assert "%s: a symlink (to %s)" % (path, target) in err and "Traceback" not in err
+    assert cli.main(["stack", "export", str(alpha), "-o", str(work / "out"), "--helm", mark]) == 1
+    assert tree(work) == before  # nothing written, helm never ran
+
+
+def test_a_link_that_appears_after_the_check_never_reaches_helm_or_a_hash(work, alpha):
+    stack = stacks.Stack(str(alpha))
+    hashes = stack.hashes()
+    prepared = stackexport.prepare_export(stack, None)
+    os.symlink(secret(work), str(alpha / "cluster-class" / "templates" / "key.yaml"))
+    with pytest.raises(stacktree.StackError) as info:
+        stack.hashes()
+    assert info.value.problems == ["%s/cluster-class/templates/key.yaml: a symlink (to %s); %s: put the file itself there"
+                                   % (alpha, secret(work), LINK_LINE)]
+    mark = work / "helm-ran"
+    with pytest.raises(stacktree.StackError, match="cluster-class/templates/key.yaml: a symlink"):
+        stackexport.render_export(stack, None, fake_helm(work, 'touch "%s"\nexit 1\n' % mark), prepared)
+    assert not mark.exists()
+    os.unlink(str(alpha / "cluster-class" / "templates" / "key.yaml"))
+    os.symlink(str(work / "outside"), str(alpha / "cluster-class" / "files"))  # a directory link: os.walk lists it, never follows
+    with pytest.raises(stacktree.StackError, match="cluster-class/files: a symlink"):
+        stack.hashes()
+    with pytest.raises(stacktree.StackError, match="cluster-class/files: a symlink"):
+        stackexport.render_export(stack, None, fake_helm(work, 'touch "%s"\nexit 1\n' % mark), prepared)
+    assert not mark.exists()
+    os.unlink(str(alpha / "cluster-class" / "files"))
+    assert stack.hashes() == hashes
+
+
+def test_the_chart_copy_holds_only_the_stacks_own_files(work, alpha):
+    copy = work / "copy"
+    stackexport.copy_chart(str(alpha / "cluster-class"), str(copy))
+    assert tree(copy) == tree(alpha / "cluster-class")
+    os.symlink(secret(work), str(copy / "templates" / "key.yaml"))
+    with pytest.raises(stacktree.StackError, match=r"cluster-class/templates/key.yaml: not a file or directory in the chart's copy"):
+        stackexport.check_copy(str(copy), str(alpha / "cluster-class"))
+    with pytest.raises(h.HelmError, match=r"templates/key.yaml is a symlink; a chart is rendered from its own files only"):
+        h.template(str(copy), "r", {}, helm=fake_helm(work, 'touch "%s"\nexit 1\n' % (work / "helm-ran")))
+    assert not (work / "helm-ran").exists()
+    os.unlink(str(copy / "templates" / "key.yaml"))
+    os.mkfifo(str(copy / "pipe"))
+    with pytest.raises(h.HelmError, match=r"pipe is a FIFO, device or socket"):
+        h.template(str(copy), "r", {}, helm=fake_helm(work))
+
+
+def test_the_version_hash_sees_only_the_stack(work, alpha):
+    stack = stacks.Stack(str(alpha))
+    hashes, dev = stack.hashes(), stack.dev_version()
+    (work / "providers" / "openstack" / "alpha" / "beside.yaml").write_text("x: 1\n")
+    secret(work)
+    assert stacks.Stack(str(alpha)).hashes() == hashes and stacks.Stack(str(alpha)).dev_version() == dev
+    with pytest.raises(stacktree.StackError, match="a symlink"):
+        stackrecords.part_hash(str(_with_link(alpha / "cluster-class", secret(work))), {})
+
+
+def _with_link(directory, target):
+    os.symlink(target, str(directory / "key.yaml"))
+    return directory
 
 
 @pytest.mark.parametrize("text, problem", [

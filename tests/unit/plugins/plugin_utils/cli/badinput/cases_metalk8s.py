@@ -21,7 +21,7 @@ import tempfile
 
 import yaml
 
-from .cases_solution import ROOT, alias_bomb, gzip_member, write, zeros_gzip
+from .cases_solution import REFUSED, ROOT, alias_bomb, gzip_member, one_line, rbac_binding, write, zeros_gzip
 from .harness import Case
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "solutions"))
@@ -128,6 +128,45 @@ def _member(name, data=b"", size=None):
 
 METALK8S_API = "apiVersion: solutions.metalk8s.scality.com/v1alpha1\n"
 
+
+def operator_docs(fname, *docs):
+    return lambda src: write(os.path.join(src, "operator", "deploy", fname), yaml.safe_dump_all(list(docs)))
+
+
+def _evil_image_dir(spec_images):
+    def mutate(src):
+        shutil.copytree(os.path.join(src, APP), os.path.join(src, "images", "Evil@sha256", "x:y"))
+        if not spec_images:
+            edit_manifest(lambda m: m["spec"].pop("images"))(src)
+    return mutate
+
+
+M_REFUSED = REFUSED.replace("example-1.0.0", "example-solution-1.0.0")
+EVERYONE = [{"kind": "Group", "name": "system:authenticated"}, {"kind": "Group", "name": "system:anonymous"}]
+WIDENED = rbac_binding("example-operator", [{"kind": "ServiceAccount", "name": "example-operator"},
+                                            {"kind": "User", "name": "system:anonymous"}],
+                       kind="RoleBinding", role_kind="Role", name="example-operator")
+EVIL_DIR = (r"images/Evil@sha256/x:y: not an image directory images/NAME/TAG: the name 'Evil@sha256' must be an image name.*; "
+            r"the tag 'x:y' must be an image tag")
+
+# An ISO trusted only by its SHA256SUM: its operator's RBAC and its image directories are checked as any archive's.
+METALK8S_TRUST = [
+    iso_case("rbac-admin-to-everyone", operator_docs("everyone.yaml", rbac_binding(subjects=EVERYONE)),
+             one_line(r"operator/deploy/everyone.yaml: document 1 \(ClusterRoleBinding everyone\): binds the ClusterRole "
+                      r"cluster-admin \(every right on the cluster\) to group system:authenticated \(every signed-in user\), "
+                      r"group system:anonymous \(anonymous requests\)" + M_REFUSED)),
+    iso_case("rbac-role-binding-widened", operator_docs("role_binding.yaml", WIDENED),
+             one_line(r"operator/deploy/role_binding.yaml: document 1 \(RoleBinding example-operator\): grants the Role "
+                      r"example-operator to user system:anonymous" + M_REFUSED)),
+    iso_case("rbac-allowed-for-another-archive", operator_docs("everyone.yaml", rbac_binding(subjects=EVERYONE)),
+             one_line(r"binds the ClusterRole cluster-admin" + M_REFUSED), argv_tail=["--allow-broad-rbac", "example-1.0.0"]),
+    iso_case("rbac-list", operator_docs("everyone.yaml", {"apiVersion": "v1", "kind": "List", "metadata": {"name": "l"},
+                                                          "items": [rbac_binding(subjects=EVERYONE)]}),
+             one_line(r"operator/deploy/everyone.yaml: document 1: 'List': a list of objects is not allowed")),
+    iso_case("image-dir-not-a-name-without-spec-images", _evil_image_dir(False), one_line(EVIL_DIR)),
+    iso_case("image-dir-not-a-name-with-spec-images", _evil_image_dir(True), one_line(EVIL_DIR)),
+]
+
 CASES = [
     iso_case("manifest-alias-bomb", manifest_text(METALK8S_API + alias_bomb()), r"manifest.yaml: aliases \(\*name\) are not allowed"),
     iso_case("manifest-too-large", manifest_text(METALK8S_API + "# " + "x" * 70000 + "\n"),
@@ -178,3 +217,4 @@ CASES = [
               r"a.tar.gz: refused: member 'images/example-app/1.0.0/a{64}' declares 1073741824 bytes, past the budget",
               name="a.tar.gz", gz=True),
 ]
+CASES += METALK8S_TRUST

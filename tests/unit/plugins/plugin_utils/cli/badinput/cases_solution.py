@@ -15,6 +15,7 @@ import hashlib
 import importlib.util
 import io
 import os
+import shutil
 import tarfile
 import zlib
 
@@ -301,9 +302,89 @@ def _fifo(name):
     return setup
 
 
+def one_line(pattern):
+    """A stderr regex: exactly one ``error:`` line, matching ``pattern``."""
+    return r"\Aerror: [^\n]*" + pattern + r"[^\n]*\n\Z"
+
+
+RBAC = "rbac.authorization.k8s.io"
+EVERYONE = {"kind": "Group", "apiGroup": RBAC, "name": "system:authenticated"}
+OPERATOR_SA = {"kind": "ServiceAccount", "name": "example-operator"}
+
+
+def rbac_binding(role="cluster-admin", subjects=(EVERYONE,), kind="ClusterRoleBinding", role_kind="ClusterRole", name="everyone"):
+    return {"apiVersion": RBAC + "/v1", "kind": kind, "metadata": {"name": name},
+            "roleRef": {"apiGroup": RBAC, "kind": role_kind, "name": role}, "subjects": list(subjects)}
+
+
+def operator_docs(*docs, fname="extra.yaml"):
+    def mutate(src):
+        write(os.path.join(src, "operator", "deploy", fname), yaml.safe_dump_all(list(docs)))
+    return mutate
+
+
+def operator_text(text, fname="extra.yaml"):
+    def mutate(src):
+        write(os.path.join(src, "operator", "deploy", fname), text)
+    return mutate
+
+
+REFUSED = r".*; refused: a solution may not grant that unless the operator allows it for this archive \(allow_broad_rbac: \[example-1.0.0\]"
+ALIASED = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: aliased, annotations: {who: &everyone system:authenticated, role: &admin cluster-admin}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: *admin}
+subjects: [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: *everyone}]
+"""
+
+# (id, mutation of the source, extra argv, stderr regex): an operator's binding that grants broadly,
+# refused in one line naming the member and the object, unless --allow-broad-rbac names the archive.
+RBAC_CASES = [
+    ("rbac-admin-to-authenticated", operator_docs(rbac_binding()), [],
+     r"operator/deploy/extra.yaml: document 1 \(ClusterRoleBinding everyone\): binds the ClusterRole cluster-admin "
+     r"\(every right on the cluster\) to group system:authenticated \(every signed-in user\)" + REFUSED),
+    ("rbac-admin-to-anonymous-user", operator_docs(rbac_binding(subjects=[{"kind": "User", "name": "system:anonymous"}])), [],
+     r"document 1 \(ClusterRoleBinding everyone\): binds the ClusterRole cluster-admin .* to user system:anonymous" + REFUSED),
+    ("rbac-role-to-unauthenticated",
+     operator_docs(rbac_binding("view", [{"kind": "Group", "name": "system:unauthenticated"}], kind="RoleBinding")), [],
+     r"document 1 \(RoleBinding everyone\): grants the ClusterRole view to group system:unauthenticated" + REFUSED),
+    ("rbac-admin-to-own-service-account", operator_docs(rbac_binding(subjects=[OPERATOR_SA])), [],
+     r"binds the ClusterRole cluster-admin \(every right on the cluster\) to ServiceAccount example-operator" + REFUSED),
+    ("rbac-admin-in-a-namespace", operator_docs(rbac_binding(subjects=[OPERATOR_SA], kind="RoleBinding")), [],
+     r"document 1 \(RoleBinding everyone\): binds the ClusterRole cluster-admin" + REFUSED),
+    ("rbac-every-service-account", operator_docs(rbac_binding("edit", [{"kind": "Group", "name": "system:serviceaccounts"}])), [],
+     r"grants the ClusterRole edit to group system:serviceaccounts \(every service account of the cluster\)" + REFUSED),
+    ("rbac-in-the-operator-s-own-file", operator_docs(rbac_binding("example-operator", [OPERATOR_SA, EVERYONE], name="example-operator"),
+                                                      fname="rbac.yaml"), [],
+     r"operator/deploy/rbac.yaml: document 1 \(ClusterRoleBinding example-operator\): grants the ClusterRole example-operator "
+     r"to group system:authenticated" + REFUSED),
+    ("rbac-through-a-yaml-alias", operator_text(ALIASED), [],
+     r"operator/deploy/extra.yaml: document 1 \(ClusterRoleBinding aliased\): binds the ClusterRole cluster-admin .* to group "
+     r"system:authenticated" + REFUSED),
+    ("rbac-hidden-in-a-list", operator_docs({"apiVersion": "v1", "kind": "List", "metadata": {"name": "hidden"},
+                                             "items": [rbac_binding()]}), [],
+     r"operator/deploy/extra.yaml: document 1: 'List': a list of objects is not allowed in operator manifests"),
+    ("rbac-hidden-in-a-binding-list", operator_docs({"apiVersion": RBAC + "/v1", "kind": "ClusterRoleBindingList",
+                                                     "metadata": {"name": "hidden"}, "items": [rbac_binding()]}), [],
+     r"document 1: 'ClusterRoleBindingList': a list of objects is not allowed"),
+    ("rbac-allowed-for-another-version", operator_docs(rbac_binding()), ["--allow-broad-rbac", "example-2.0.0"],
+     r"binds the ClusterRole cluster-admin" + REFUSED),
+    ("rbac-allowed-by-name-only", operator_docs(rbac_binding()), ["--allow-broad-rbac", "example"],
+     r"binds the ClusterRole cluster-admin" + REFUSED),
+    ("rbac-allow-not-a-name", None, ["--allow-broad-rbac", "example\n1.0.0"],
+     r"allow_broad_rbac: must be a list of archives named <name>-<version> \(e.g. example-1.0.0\), not \['example\\n1.0.0'\]"),
+    ("image-dir-not-a-name", lambda src: shutil.copytree(os.path.join(src, "images", "example-app", "1.0.0"),
+                                                         os.path.join(src, "images", "Evil@sha256", "x:y")), [],
+     r"images/Evil@sha256/x:y: not an image directory images/NAME/TAG: the name 'Evil@sha256' must be an image name.*; "
+     r"the tag 'x:y' must be an image tag"),
+]
+
+
 def _solution_cases():
     cases = [validate_case("manifest-" + cid, mutate, stderr) for cid, mutate, stderr in MANIFESTS]
     cases += [validate_case(cid, None, stderr, extra=extra) for cid, extra, stderr in MEMBERS]
+    cases += [validate_case(cid, mutate, one_line(stderr), extra_argv=argv) for cid, mutate, argv, stderr in RBAC_CASES]
     cases += [
         validate_case("index-deep-json", _index_deep, r"images/example-app/1.0.0/index.json: not valid JSON: nested too deeply"),
         Case("solution-validate-sums-long-line", ["solution", "validate", ARCHIVE], setup=_sums_long_line,

@@ -174,7 +174,7 @@ SEED_BREAKS = [
     ("file-name-escape", put("cluster-addon/\x1b[2J.yaml", "x: 1\n"), r"the file name b'\\x1b\[2J.yaml' is not printable"),
     ("fifo", _fifo("cluster-class/values.fifo"), r"cluster-class/values.fifo: a FIFO, device or socket"),
     ("symlink-target-not-utf8", _symlink("cluster-class/l.yaml", "/tmp/\udcff"),
-     r"cluster-class/l.yaml: the symlink's target b'/tmp/\\xff' is not printable UTF-8"),
+     r"cluster-class/l.yaml: a symlink \(to b'/tmp/\\xff'\); a stack holds only files and directories"),
 ]
 
 CSCTL_BREAKS = [
@@ -240,6 +240,107 @@ def _ours(mutate=None, helm=None):
         if helm is not None:
             _helm(work, helm)
     return setup
+
+
+OUTSIDE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot for any export\n-----END OPENSSH PRIVATE KEY-----\n"
+LINK = r": a symlink \(to %s\); a stack holds only files and directories, so that nothing outside it reaches"
+
+
+def _outside(work, name="id_ed25519"):
+    """A private key in the case's ``outside/`` (the snapshot covers it: it must stay unread and unchanged)."""
+    path = os.path.join(os.path.dirname(work), "outside", name)
+    _write(path, OUTSIDE_KEY)
+    return path
+
+
+def _linked(base, stack, rel, target, record=False, helm=None):
+    """Setup: the stack ``stack`` (copied by ``base(work)``) with ``rel`` a symlink to ``target``
+    (``{secret}``: a private key in ``outside/``, ``{outside}``: that directory); with ``record``,
+    the stack's content is recorded first, so that only the link stands in the way."""
+    def setup(work):
+        base(work)
+        if record:
+            _recorded(work, stack)
+        path = os.path.join(work, stack, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        os.symlink(target.format(secret=_outside(work), outside=os.path.dirname(_outside(work))), path)
+        if helm is not None:
+            _helm(work, helm)
+    return setup
+
+
+def _seed_tree(work):
+    shutil.copytree(SEED, os.path.join(work, "providers"), symlinks=True)
+
+
+def _csctl_tree(work):
+    shutil.copytree(CSCTL, os.path.join(work, "providers"), symlinks=True)
+
+
+def _ours_tree(work):
+    shutil.copytree(OURS, os.path.join(work, M), symlinks=True)
+
+
+def _replaced_by_link(base, stack, rel):
+    """Setup: ``rel`` of the stack moved to ``outside/`` and a symlink to it left in its place."""
+    def setup(work):
+        base(work)
+        path = os.path.join(work, stack, rel)
+        moved = os.path.join(os.path.dirname(work), "outside", os.path.basename(rel))
+        shutil.move(path, moved)
+        os.symlink(moved, path)
+    return setup
+
+
+def _link_loop(work):
+    _seed_tree(work)
+    os.symlink("loop.yaml", os.path.join(work, S, "cluster-class", "loop.yaml"))
+
+
+# (id, argv after "stack", setup, stderr regex): a symlink anywhere in a stack is refused, naming the link.
+LINK_CASES = [
+    ("version-link-template-to-key", ["version", "{work}/" + S],
+     _linked(_seed_tree, S, "cluster-class/templates/key.yaml", "{secret}"),
+     r"1-28/cluster-class/templates/key.yaml" + LINK % r"/.*/outside/id_ed25519"),
+    ("version-link-dir-to-outside", ["version", "{work}/" + S],
+     _linked(_seed_tree, S, "cluster-class/files", "{outside}"), r"1-28/cluster-class/files" + LINK % r"/.*/outside"),
+    ("version-link-dot-name", ["version", "{work}/" + S],
+     _linked(_seed_tree, S, "cluster-class/.key", "{secret}"), r"1-28/cluster-class/\.key" + LINK % r"/.*/id_ed25519"),
+    ("version-link-in-dot-dir", ["version", "{work}/" + S],
+     _linked(_seed_tree, S, "cluster-class/.hidden/key", "{secret}"), r"cluster-class/\.hidden/key" + LINK % r"/.*/id_ed25519"),
+    ("version-link-inside-stack", ["version", "{work}/" + S],
+     _linked(_seed_tree, S, "cluster-class/values-copy.yaml", "values.yaml"), r"cluster-class/values-copy.yaml" + LINK % "values.yaml"),
+    ("version-link-dangling", ["version", "{work}/" + S],
+     _linked(_seed_tree, S, "node-images/x.yaml", "/nonexistent/x.yaml"), r"node-images/x.yaml" + LINK % "/nonexistent/x.yaml"),
+    ("version-link-loop", ["version", "{work}/" + S], _link_loop, r"cluster-class/loop.yaml" + LINK % "loop.yaml"),
+    ("version-link-metadata", ["version", "{work}/" + S], _replaced_by_link(_seed_tree, S, "metadata.yaml"),
+     r"1-28/metadata.yaml" + LINK % r"/.*/outside/metadata.yaml"),
+    ("version-check-link-below", ["version", "{work}/providers", "--check"],
+     _linked(_seed_tree, S, "cluster-addon/values.d", "../cluster-class"), r"cluster-addon/values.d" + LINK % r"\.\./cluster-class"),
+    ("version-link-csctl-config", ["version", "{work}/" + C], _replaced_by_link(_csctl_tree, C, "csctl.yaml"),
+     r"scs/csctl.yaml" + LINK % r"/.*/outside/csctl.yaml"),
+    ("version-link-ours-installer", ["version", "{work}/" + M], _replaced_by_link(_ours_tree, M, "installer.yaml"),
+     r"1-34/installer.yaml" + LINK % r"/.*/outside/installer.yaml"),
+    ("export-link-template-to-key", ["export", "{work}/" + S, "-o", "{work}/out", "--helm", "{work}/helm"],
+     _linked(_seed_tree, S, "cluster-class/templates/key.yaml", "{secret}", helm=HELM_MUST_NOT_RUN),
+     r"cluster-class/templates/key.yaml" + LINK % r"/.*/id_ed25519"),
+    ("export-link-files-dir", ["export", "{work}/" + S, "-o", "{work}/out", "--helm", "{work}/helm"],
+     _linked(_seed_tree, S, "cluster-class/files", "{outside}", helm=HELM_MUST_NOT_RUN),
+     r"cluster-class/files" + LINK % r"/.*/outside"),
+    ("export-link-dot-file-in-chart", ["export", "{work}/" + S, "-o", "{work}/out", "--helm", "{work}/helm"],
+     _linked(_seed_tree, S, "cluster-class/.key", "{secret}", helm=HELM_MUST_NOT_RUN),
+     r"cluster-class/\.key" + LINK % r"/.*/id_ed25519"),
+    ("export-link-recorded-stack", ["export", "{work}/" + S, "-o", "{work}/out", "--helm", "{work}/helm"],
+     _linked(_seed_tree, S, "cluster-class/templates/_key.tpl", "{secret}", record=True, helm=HELM_MUST_NOT_RUN),
+     r"cluster-class/templates/_key.tpl" + LINK % r"/.*/id_ed25519"),
+    ("export-link-ours-chart", ["export", "{work}/" + M, "-o", "{work}/out", "--helm", "{work}/helm"],
+     _linked(_ours_tree, M, "cluster-class/templates/key.yaml", "{secret}", record=True, helm=HELM_MUST_NOT_RUN),
+     r"1-34/cluster-class/templates/key.yaml" + LINK % r"/.*/id_ed25519"),
+    ("export-link-second-stack", ["export", "{work}/providers", "-o", "{work}/out", "--helm", "{work}/helm"],
+     _two_seeds(lambda beta: os.symlink("/etc/passwd", os.path.join(beta, "cluster-class", "passwd.yaml")), alpha_due=False,
+                helm=HELM_MUST_NOT_RUN),
+     r"beta/1-28/cluster-class/passwd.yaml" + LINK % "/etc/passwd"),
+]
 
 
 def _version_cases():
@@ -373,4 +474,5 @@ def _export_cases():
     return cases
 
 
-CASES = _version_cases() + _export_cases()
+CASES = _version_cases() + _export_cases() + [
+    Case("stack-" + cid, ["stack"] + argv, setup=setup, stderr=stderr) for cid, argv, setup, stderr in LINK_CASES]
