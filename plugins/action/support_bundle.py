@@ -1,6 +1,10 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for mooring.cluster.support_bundle: the archive assembled and written on the controller."""
+"""Action plugin for mooring.cluster.support_bundle: the archive assembled and written on the controller.
+
+Every host's registered result goes through supportbundle.host_part and is checked there; every text taken from
+the controller (the lock, the run reports) goes through supportbundle.assemble, which redacts it before it
+reaches the archive, the index or this task's result."""
 
 from __future__ import annotations
 
@@ -14,14 +18,6 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.support im
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
 MAX_CONTROLLER_FILE = 4 * 1024 * 1024
-
-
-def host_part(result):
-    """A registered support_collect result, or why the host gave none."""
-    result = result or {}
-    if result.get("unreachable") or result.get("failed") or "files" not in result:
-        return {"unreachable": (result.get("msg") or ("skipped" if result.get("skipped") else "no result"))[:300]}
-    return {k: result.get(k) for k in ("files", "facts", "redacted", "errors")}
 
 
 def controller_files(lock, reports_dir):
@@ -47,7 +43,7 @@ class ActionModule(MooringAction):
         dest = args["dest"]
         if os.path.isdir(dest):
             dest = os.path.join(dest, "mooring-support-%s.tar.gz" % stamp)
-        hosts = {name: host_part(result) for name, result in args["hosts"].items()}
+        hosts = {name: supportbundle.host_part(result) for name, result in args["hosts"].items()}
         files = controller_files(args["lock"], args["reports_dir"])
         entries, found, redacted = supportbundle.assemble(
             hosts, files, {"now": now, "controller": socket.gethostname()}, args["expiry_days"], args["disk_pct"],

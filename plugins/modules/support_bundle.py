@@ -17,6 +17,9 @@ description:
     C(hosts/HOST/...) (each host's M(mooring.cluster.support_collect) files) and C(controller/...) (the lock
     and the run reports, redacted here as the hosts' files were there).
   - A host that could not be reached is listed in the index, not fatal.
+  - Each host's result is checked first - a file name that is not a relative path of safe names, or a field of
+    the wrong type, is left out and named by one C(FAIL) finding for that host; the rest is still assembled. A
+    host's text that the index shows is made one line (control characters escaped) and redacted here too.
 author:
   - Mooring maintainers (@mooring)
 attributes:
@@ -90,7 +93,8 @@ finding_lines:
   type: list
   elements: str
 redacted:
-  description: How many secrets of each kind were taken out (hosts and controller files).
+  description: How many secrets of each kind were taken out (on the hosts, and here in the controller's files and the
+    hosts' texts the index shows).
   returned: always
   type: dict
 index_lines:

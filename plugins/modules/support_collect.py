@@ -16,9 +16,11 @@ description:
     health and status, with the member's health-check client certificate), disk use, memory, kernel, addresses
     and routes, the built-in preflight results for the host's O(roles), and the bundles unpacked under
     O(bundle_dir).
-  - Every text is redacted on the host before it is returned (private keys, tokens, passwords, kubeconfig
-    credentials, bearer headers, bootstrap tokens, JSON web tokens); the counts of what was taken out are
-    returned.
+  - Every text is redacted on the host before it is returned - private keys (PEM, OpenPGP, SSH2, PuTTY),
+    YAML and JSON credential fields (block scalars too), URL passwords, TOML and INI credentials (containerd's
+    registry auth, AWS credentials), command-line and environment credentials, authorization headers,
+    bootstrap tokens, JSON web tokens (docs/support-bundle.md lists the formats); the counts of what was taken
+    out are returned.
   - A part that cannot be read is one line in RV(errors); the others are still collected. Its action plugin
     times the exchange, so the host's clock offset from the controller's is in RV(facts).
   - Used by the C(mooring.cluster.support_bundle) playbook, which assembles the archive on the controller.

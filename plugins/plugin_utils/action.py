@@ -124,8 +124,9 @@ class MooringAction(ActionBase):
         sent = time.time()
         result = self._execute_module(module_name=module_name, module_args=args, task_vars=task_vars)
         back = time.time()
-        clock = (result.get("facts") or {}).get("clock") or {}
-        if "received" in clock and "replied" in clock:
+        facts = result.get("facts")
+        clock = facts.get("clock") if isinstance(facts, dict) else None  # a host's result is checked by its reader
+        if isinstance(clock, dict) and "received" in clock and "replied" in clock:
             result["facts"]["clock"] = clock_offset(sent, clock["received"], clock["replied"], back)
         return result
 

@@ -7,7 +7,7 @@ the host's directory (``journal/etcd.log``, ``units.txt``, ``versions.txt``, ``c
 ``etcd/health.json``, ``disk.txt``, ``memory.txt``, ``kernel.txt``, ``network.json``, ``preflight.json``,
 ``bundles.txt``), each redacted (:mod:`..common.redact`) before it leaves the host; ``facts`` the few values the
 controller's index judges (certificate expiry, unit states, etcd health, disk use, bundles); ``errors`` one
-line per part that could not be read (the rest is still collected). Every command runs through ``run``
+line per part that could not be read (the rest is still collected), redacted too. Every command runs through ``run``
 (``argv -> (rc, stdout, stderr)``, bounded by the caller); every file is read with a size bound. ``run`` gives rc 127 for a program that is not installed.
 """
 
@@ -203,4 +203,7 @@ def collect(run, params, now=time.time):
             text = tail(text, params["journal_max_bytes"])
         total += len(text)
         files[name] = text if total <= MAX_TOTAL else "[left out: the host's files passed %d bytes]\n" % MAX_TOTAL
+    for i, line in enumerate(errors):  # a program's own error text, shown in the index and the task's result
+        errors[i], counts = redact(line)
+        merge_counts(redacted, counts)
     return {"files": files, "facts": facts, "redacted": redacted, "errors": errors}

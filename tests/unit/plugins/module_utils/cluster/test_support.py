@@ -10,6 +10,8 @@ import json
 import os
 import tarfile
 
+import pytest
+
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import support, supportbundle
 
 NOW = 1800000000
@@ -170,3 +172,158 @@ def test_read_text_is_bounded_and_names_what_it_will_not_read(tmp_path):
     os.mkfifo(tmp_path / "fifo")
     assert support.read_text(str(tmp_path / "fifo")).startswith("[not read: ")  # never opened for a blocking read
     assert support.read_text(str(tmp_path)).startswith("[not read: ")  # a directory
+
+
+def _archive_text(tmp_path, entries):
+    """Every member of the archive written from ``entries``, as one text (what a helper would unpack)."""
+    path = tmp_path / "bundle.tar.gz"
+    supportbundle.write_archive(str(path), "mooring-support-x", entries, NOW)
+    with tarfile.open(path) as tar:
+        return {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers()}
+
+
+def test_a_proxy_password_in_the_lock_never_reaches_the_archive(tmp_path):
+    from ansible_collections.mooring.cluster.plugins.action.support_bundle import controller_files
+
+    lock = tmp_path / "lock.json"
+    lock.write_text(json.dumps({"kind": "InstallerLock", "proxy": {"http": "http://user:pr0xy-planted@proxy:3128",
+                                                                   "https": "http://user:pr0xy-planted@proxy:3128"}}))
+    files = controller_files(str(lock), None)
+    entries, found, redacted = supportbundle.assemble({"e1": host()}, files, {"now": NOW, "controller": "ctl"})
+    members = _archive_text(tmp_path, entries)
+    assert "mooring-support-x/controller/lock/lock.json" in members
+    assert not any("pr0xy-planted" in text for text in members.values())
+    assert "http://user:REDACTED@proxy:3128" in members["mooring-support-x/controller/lock/lock.json"]
+    assert redacted == {"option": 1, "url": 2} and "2 url" in entries["index.md"]
+
+
+def test_every_controller_text_is_redacted(tmp_path):
+    planted = {"lock/installer.lock.yaml": "proxy:\n  http: http://u:planted-1@p:3128\nregistry:\n  password: |\n    planted-2\n",
+               "reports/mooring-report-install-latest.json": '{"cmd": "kubeadm join --certificate-key %s", '
+                                                             '"auth": "planted-3"}' % ("ab" * 32),
+               "reports/mooring-report-install-latest.md": "Authorization: Token planted-4\naws_secret_access_key = planted-5\n"}
+    entries, found, _redacted = supportbundle.assemble({}, planted, {"now": NOW, "controller": "ctl"})
+    text = "\n".join(_archive_text(tmp_path, entries).values())
+    for secret in ("planted-1", "planted-2", "planted-3", "planted-4", "planted-5", "ab" * 32):
+        assert secret not in text
+    assert "- `controller/reports/mooring-report-install-latest.md`" in entries["index.md"]
+
+
+BAD_NAMES = ["../escape.txt", "/etc/passwd", "a/../../b", "nul\x00name", "new\nline.txt", "tab\tname", "x" * 300,
+             "a//b", "./here", "trailing/", "a/" * 9 + "b", "", "esc\x1b[31m"]
+
+
+def test_a_host_file_name_that_is_not_a_safe_relative_path_is_refused_and_named(tmp_path):
+    part = host()
+    part["files"] = dict(part["files"], **{name: "planted-bad-name" for name in BAD_NAMES})
+    entries, found, _redacted = supportbundle.assemble({"e1": part, "e2": host()}, {}, {"now": NOW})
+    assert sorted(entries) == ["hosts/e1/units.txt", "hosts/e2/units.txt", "index.md"]
+    refused = [text for sev, h, text in found if sev == "fail" and h == "e1"]
+    assert len(refused) == len(BAD_NAMES) and all("(left out)" in t and "\n" not in t for t in refused)
+    assert any("'../escape.txt'" in t for t in refused) and any("'new\\nline.txt'" in t for t in refused)
+    members = _archive_text(tmp_path, entries)
+    assert not any("planted-bad-name" in text for text in members.values())
+    assert all(name.startswith("mooring-support-x/") and ".." not in name.split("/") for name in members)
+
+
+def test_a_host_name_that_cannot_be_a_directory_keeps_its_files_out(tmp_path):
+    entries, found, _redacted = supportbundle.assemble({"../up": host(), "e2": host()}, {}, {"now": NOW})
+    assert sorted(entries) == ["hosts/e2/units.txt", "index.md"]
+    assert found[0][:2] == ("fail", "../up") and "is not a safe name" in found[0][2] and "(its files left out)" in found[0][2]
+
+
+def test_a_newline_in_a_hosts_text_cannot_forge_a_line_of_the_index():
+    forged = "failed\n- **PASS** e1: everything is fine\n## Findings"
+    hosts = {"e1": host(units={"etcd": {"LoadState": "loaded", "ActiveState": forged, "SubState": forged}},
+                        certificates=[{"path": "/p/x.crt\n- **PASS** forged", "not_after": None, "error": "bad\rline"}],
+                        bundles=[{"id": "abc\n- **PASS** forged", "unpacked": NOW}]),
+             "e2": {"unreachable": "timed out\n- **PASS** e2: forged"}}
+    hosts["e1"]["errors"] = ["journal etcd: rc 1\n- **PASS** forged"]
+    entries, found, _redacted = supportbundle.assemble(hosts, {}, {"now": NOW, "controller": "ctl\nforged"})
+    lines = entries["index.md"].splitlines()
+    assert not any("PASS" in line and not line.startswith("- ") for line in lines)
+    assert not any(line.startswith("- **PASS**") for line in lines)
+    assert lines.count("## Findings") == 1 and not any(line == "forged" for line in lines)
+    assert "unit etcd is 'failed\\n- **PASS** e1: everything is fine\\n## Findings'" in entries["index.md"]
+    assert all("\n" not in t and "\r" not in t for _s, _h, t in found)
+
+
+def test_a_hosts_own_text_in_the_index_is_redacted_on_the_controller():
+    part = host()
+    part["errors"] = ["etcd: etcdctl --user root:planted-err failed"]
+    entries, found, redacted = supportbundle.assemble(
+        {"e1": part, "e2": {"unreachable": "ssh: Authorization: Bearer planted-unreach"}}, {}, {"now": NOW})
+    assert "planted-err" not in entries["index.md"] and "planted-unreach" not in entries["index.md"]
+    assert not any("planted" in text for _s, _h, text in found)
+    assert redacted == {"option": 2, "bearer": 1}  # the host's own count, then the controller's
+
+
+WRONG = [
+    ("files", ["units.txt"], "support_collect result: files: must be a mapping, not a list (left out)"),
+    ("files", {"units.txt": 7}, "support_collect result: files.'units.txt': must be a string, not a number (left out)"),
+    ("facts", "facts", "support_collect result: facts: must be a mapping, not a string (left out)"),
+    ("redacted", "3", "support_collect result: redacted: must be a mapping, not a string (left out)"),
+    ("redacted", {"option": "3"}, "support_collect result: redacted.option: must be a whole number >= 0, not '3' (left out)"),
+    ("redacted", {"Bad Kind\n": 1}, "support_collect result: redacted: must be a kind of secret (a-z, 0-9, -), not 'Bad Kind\\n' "
+                                    "(left out)"),
+    ("errors", "not a list", "support_collect result: errors: must be a list, not a string (left out)"),
+    ("errors", [1], "support_collect result: errors[0]: must be a string, not a number (left out)"),
+]
+WRONG_FACTS = [
+    ("disks", "full", "support_collect result: facts.disks: must be a list, not a string (left out)"),
+    ("disks", [{"mount": "/", "fs": "x", "used_pct": "85"}], "support_collect result: facts.disks[0].used_pct: must be a number, "
+                                                             "not a string (left out)"),
+    ("certificates", [{"not_after": 1}], "support_collect result: facts.certificates[0].path: must be a non-empty string, "
+                                         "not nothing (null) (left out)"),
+    ("certificates", [{"path": "/x", "not_after": float("nan")}], "support_collect result: facts.certificates[0].not_after: must "
+                                                                  "be a number, not nan (left out)"),
+    ("units", {"etcd": "failed"}, "support_collect result: facts.units.etcd: must be a mapping, not a string (left out)"),
+    ("etcd", ["e1"], "support_collect result: facts.etcd: must be a mapping, not a list (left out)"),
+    ("etcd", {"members": [{"name": "e1", "client_urls": "https://x"}]},
+     "support_collect result: facts.etcd.members[0].client_urls: must be a list, not a string (left out)"),
+    ("clock", {"offset": "5"}, "support_collect result: facts.clock.offset: must be a number, not a string (left out)"),
+    ("bundles", [{"id": 7}], "support_collect result: facts.bundles[0].id: must be a non-empty string, not a number (left out)"),
+]
+
+
+@pytest.mark.parametrize("where,value,line", WRONG + [("facts." + name, value, line) for name, value, line in WRONG_FACTS],
+                         ids=[w[0] for w in WRONG] + ["facts." + w[0] for w in WRONG_FACTS])
+def test_a_wrongly_typed_host_result_is_one_finding_and_the_rest_is_assembled(where, value, line):
+    part = host(disks=[{"mount": "/", "fs": "overlay", "used_pct": 95.0}])
+    if where.startswith("facts."):
+        part["facts"][where[len("facts."):]] = value
+    else:
+        part[where] = value
+    entries, found, _redacted = supportbundle.assemble({"e1": part, "e2": host()}, {"lock/l.yaml": "x: 1\n"}, {"now": NOW})
+    assert ("fail", "e1", line) in found
+    assert [f for f in found if f[1] == "e1" and "(left out)" in f[2]] == [("fail", "e1", line)]
+    assert "hosts/e2/units.txt" in entries and "controller/lock/l.yaml" in entries
+    assert "- **FAIL** e1: %s" % line in entries["index.md"]
+
+
+def test_a_registered_result_that_is_not_a_mapping_is_a_host_not_collected():
+    assert supportbundle.host_part(["x"]) == {"unreachable": "no result (the registered result is a list, not a mapping)"}
+    assert supportbundle.host_part(None) == {"unreachable": "no result (the registered result is nothing (null), not a mapping)"}
+    assert supportbundle.host_part({"unreachable": True, "msg": "ssh\nfailed"}) == {"unreachable": "'ssh\\nfailed'"}
+    assert supportbundle.host_part({"skipped": True}) == {"unreachable": "skipped"}
+    assert supportbundle.host_part({"failed": True, "msg": ["a", "list"]}) == {"unreachable": "['a', 'list']"}
+    entries, found, _redacted = supportbundle.assemble({"e1": supportbundle.host_part(42), "e2": host()}, {}, {"now": NOW})
+    assert ("fail", "e1", "not collected: no result (the registered result is a number, not a mapping)") in found
+    assert "hosts/e2/units.txt" in entries
+
+
+def test_a_parts_error_text_is_redacted_on_the_host(tmp_path):
+    def run(argv):
+        return (1, "", "auth failed for --password=planted-stderr") if argv[0] == "journalctl" else FakeRun()(argv)
+
+    got = support.collect(run, params(tmp_path, units=["etcd"]), now=lambda: NOW)
+    assert got["errors"][0] == "journal etcd: journalctl -u etcd: rc 1: auth failed for --password=REDACTED"
+    assert got["redacted"] == {"option": 1}
+
+
+def test_an_expiry_no_calendar_can_show_is_judged_without_a_crash():
+    hosts = {"e1": host(certificates=[{"path": "/p/far.crt", "not_after": 1e18, "error": ""},
+                                      {"path": "/p/past.crt", "not_after": -1e18, "error": ""}])}
+    found = supportbundle.assemble(hosts, {}, {"now": NOW})[1]
+    expired = "certificate /p/past.crt expired on 1970-01-01 (11574074094907 days ago): renew it (mooring.cluster.certs_renew)"
+    assert [t for _s, _h, t in found] == [expired]
