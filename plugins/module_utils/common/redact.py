@@ -21,7 +21,7 @@ matched is replaced by ``REDACTED`` and counted by kind, so an index can say wha
   user and the host);
 * ``setting``: a TOML or INI credential, ``password = "x"``, ``auth = "..."`` (containerd's registry
   auth), ``aws_secret_access_key = X``, ``aws_session_token = X`` (an AWS credentials file), at a line's
-  start or in an inline table;
+  start, after a blank (a journal line's prefix) or in an inline table;
 * ``option``: a command-line or environment credential - ``--token X``, ``--password=X``,
   ``--certificate-key X``, ``--user NAME:X`` (etcdctl, curl's ``-u``; the name stays), ``ETCD_PASSWORD=X``,
   ``AWS_SECRET_ACCESS_KEY=X``, and the certificate key ``kubeadm init phase upload-certs`` prints on the
@@ -129,11 +129,12 @@ def _block(found):
     return lead + ("" if lead.endswith((" ", "\t")) else " ") + MARK
 
 
-_SETTING_HEAD = re.compile(r"(?:(?P<open>[{,])|\A)[ \t]*(?:\\?[\"'])?[\w.-]*\Z")
+_SETTING_HEAD = re.compile(r"(?:(?P<open>[{,\s])|\A)[ \t]*(?:\\?[\"'])?[\w.-]*\Z")
 
 
 def _setting(found):
-    """``NAME = value`` at a line's start (after its indentation) or in an inline table ``{..., NAME = value}``."""
+    """``NAME = value`` at a line's start (after its indentation), after a blank (a journal's or a log's prefix
+    before it: ``... sh[12]: password = x``) or in an inline table ``{..., NAME = value}``."""
     start = found.start()
     head = found.text[max(0, start - 128):start]
     cut = head.rfind("\n")

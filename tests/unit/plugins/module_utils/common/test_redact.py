@@ -143,6 +143,53 @@ def test_what_is_no_secret_stays(text):
     assert redact(text) == (text, {})
 
 
+# One line per format as a unit's journal shows it (``journalctl -o short-iso``: a prefix before every line, so
+# nothing starts a line): what the install scenario plants on a lab host for its support bundle.
+JOURNAL_PLANT = """\
+kubeadm join 10.0.0.1:6443 --token q2w3e4.r5t6y7u8i9o0p1a2
+https_proxy=http://proxyuser:planted-url-pass-21@proxy.invalid:3128
+  password = "planted-toml-pass-22"
+  auth = "cGxhbnRlZC10b21sLWF1dGgtMjM="
+kubeadm init phase upload-certs --upload-certs --certificate-key 5d817a2c9d6e43f0b1e5a7c38d4b2f9e0a6c1d3e7f8b9a0c2d4e6f8a1b3c5d7e
+Authorization: Token planted-token-auth-24
+etcdctl --user root:planted-etcd-pw-25 member list
+aws_secret_access_key = plantedAwsSecretKey26
+{"password": "planted-json-pw-27"}
+tls.key: cGxhbnRlZC10bHMta2V5LTI4
+-----BEGIN PGP PRIVATE KEY BLOCK-----
+
+lQPGBGPlantedPgpBody29
+=abcd
+-----END PGP PRIVATE KEY BLOCK-----
+---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----
+Comment: "planted"
+P2/56wAAAPlantedSsh2Body30
+---- END SSH2 ENCRYPTED PRIVATE KEY ----
+PuTTY-User-Key-File-3: ssh-ed25519
+Encryption: none
+Comment: planted
+Public-Lines: 2
+AAAAC3NzaC1lZDI1NTE5AAAAIPublicPart
+AAAA
+Private-Lines: 1
+AAAAIPlantedPuttyPrivate31
+Private-MAC: 3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6
+"""
+JOURNAL_SECRETS = ("q2w3e4.r5t6y7u8i9o0p1a2", "planted-url-pass-21", "planted-toml-pass-22", "cGxhbnRlZC10b21sLWF1dGgtMjM=",
+                   "5d817a2c9d6e43f0b1e5a7c38d4b2f9e0a6c1d3e7f8b9a0c2d4e6f8a1b3c5d7e", "planted-token-auth-24",
+                   "planted-etcd-pw-25", "plantedAwsSecretKey26", "planted-json-pw-27", "cGxhbnRlZC10bHMta2V5LTI4",
+                   "lQPGBGPlantedPgpBody29", "P2/56wAAAPlantedSsh2Body30", "AAAAIPlantedPuttyPrivate31",
+                   "3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6")
+
+
+def test_every_format_is_taken_out_of_journal_lines():
+    journal = "".join("2026-12-03T08:00:00+00:00 cp1 sh[123]: %s\n" % line for line in JOURNAL_PLANT.splitlines())
+    out, counts = redact(journal)
+    assert [s for s in JOURNAL_SECRETS if s in out] == []
+    assert "proxyuser" in out and "member list" in out and "PuTTY-User-Key-File-3: ssh-ed25519" in out
+    assert set(counts) == {"private-key", "url", "bearer", "kubeconfig", "option", "setting"}
+
+
 def test_redacting_twice_changes_nothing_more():
     once, counts = redact("password: hunter2\n%s\n--token=abc" % KEY)
     assert counts and redact(once) == (once, {})
