@@ -345,9 +345,11 @@ def spec_documents(p):
         data = kurltemplate.template_data(installer, is_primary=primary, is_join=p["run"] == "join",
                                           is_upgrade=p["run"] == "upgrade", primary_hosts=p["primary_hosts"],
                                           secondary_hosts=p["secondary_hosts"])
-        docs = [kurltemplate.render_tree(d, data, source="host_preflight[%d]" % i) for i, d in enumerate(p["host_preflight"] or [])]
+        budget = kurltemplate.Budget()  # one for every document of this variant: its bounds hold for them all
+        docs = [kurltemplate.render_tree(d, data, source="host_preflight[%d]" % i, budget=budget)
+                for i, d in enumerate(p["host_preflight"] or [])]
         if text is not None:
-            docs += [d for d in yamlio.load(kurltemplate.render_text(text, data, source), source, multi=True) if d is not None]
+            docs += [d for d in yamlio.load(kurltemplate.render_text(text, data, source, budget), source, multi=True) if d is not None]
         out[variant] = docs
     inline = len(p["host_preflight"] or [])
     out["sources"] = [("host_preflight", 0, inline)] + ([(source, inline, None)] if text is not None else [])

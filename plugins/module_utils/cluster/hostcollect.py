@@ -72,6 +72,6 @@ def collect(collectors, root="/", run=None, now=time.time):
         except CollectError as exc:
             collected.update(exc.files)
             errors.append("%s: %s" % (label, exc))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, ArithmeticError) as exc:  # a value past a range (1e999) is the collector's error
             errors.append("%s: %s" % (label, exc))
     return {"collected": collected, "errors": errors}

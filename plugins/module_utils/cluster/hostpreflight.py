@@ -11,7 +11,11 @@ What a collector gathered is a mapping of troubleshoot's own result paths (``hos
 Outcomes are evaluated as troubleshoot does: in order, the first whose ``when`` holds wins, an outcome
 without ``when`` always holds, no match gives no result, and a ``when`` that does not parse makes the
 check fail ("Analyzer Failed: ..."). ``textAnalyze`` in ``regex`` mode visits every outcome (the last
-that holds wins), as upstream.
+that holds wins), as upstream; its ``regex`` and ``regexGroups`` are Go's regular expressions, matched in time
+linear in the text (:mod:`common.linre`), so a pattern that would make a backtracking engine run for hours
+costs milliseconds, and one Go refuses (a backreference, a lookahead) fails the check. Input that does not
+fit (a quantity past the float range, a collector result of the wrong shape, JSON nested too deeply) fails
+the check with one line, never a traceback.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from __future__ import annotations
 import fnmatch
 import ipaddress
 import json
+import math
 import re
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common import linre
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import Shape, field
 
 API_VERSION = "troubleshoot.sh/v1beta2"
@@ -202,10 +208,12 @@ def quantity(text):
     anything else does not parse."""
     m = _QUANTITY.match(str(text).strip())
     if not m:
-        raise ConditionError("could not parse quantity %r" % (text,))
+        raise ConditionError("could not parse quantity %s" % excerpt(text))
     value = float(m.group(1)) * _SI[m.group(2) or ""]
+    if not math.isfinite(value):
+        raise ConditionError("could not parse quantity %s (out of range)" % excerpt(text))
     if value != int(value):
-        raise ConditionError("could not parse quantity %r (not a whole number of bytes)" % (text,))
+        raise ConditionError("could not parse quantity %s (not a whole number of bytes)" % excerpt(text))
     return int(value)
 
 
@@ -226,8 +234,8 @@ def _compare(op, actual, expected, allowed=tuple(_OPS)):
 def _int(text):
     try:
         return int(text, 10)
-    except (TypeError, ValueError):
-        raise ConditionError("%r is not an integer" % (text,)) from None
+    except (TypeError, ValueError):  # a literal of more than 4300 digits too (Python 3.11's limit)
+        raise ConditionError("%s is not an integer" % excerpt(text)) from None
 
 
 def _tokens(when, count):
@@ -332,6 +340,8 @@ def _host_os(when, data):
 
 def _host_services(when, data):
     service, op, state = _tokens(when, 3)
+    if any(not isinstance(u, dict) for u in data):
+        raise ConditionError("the hostServices result must be a list of units (mappings of Unit, Load, Active, Sub)")
     unit = next((u for u in data or [] if u.get("Unit") == service or str(u.get("Unit", "")).startswith(service)), None)
     if op not in ("=", "==", "!=", "<>"):
         raise ConditionError("unsupported operator %r" % op)
@@ -389,12 +399,12 @@ def duration_ns(text):
 
 def fsperf_latencies(data):
     """The fdatasync latencies (ns) of troubleshoot's fio job ``fsperf``: min, max, average and percentiles."""
-    job = next((j for j in (data or {}).get("jobs") or [] if j.get("jobname") == "fsperf"), None)
-    lat = ((job or {}).get("sync") or {}).get("lat_ns") or {}
+    job = next((j for j in _mapping(data).get("jobs") or [] if _mapping(j).get("jobname") == "fsperf"), None)
+    lat = _mapping(_mapping(_mapping(job).get("sync")).get("lat_ns"))
     if not lat:
         raise ConditionError("no fdatasync latencies of the fio job fsperf in the result")
     out = {"min": lat.get("min"), "max": lat.get("max"), "average": lat.get("mean")}
-    pct = lat.get("percentile") or {}
+    pct = _mapping(lat.get("percentile"))
     out.update({k: pct.get(v) for k, v in PERCENTILES.items()})
     return out
 
@@ -412,7 +422,10 @@ def _fs_performance(when, data):
 def _kernel_modules(when, data):
     modules, op, statuses = _tokens(when, 3)
     wanted = set(statuses.split(","))
-    ok = [name in data and (data[name] or {}).get("status") in wanted for name in modules.split(",")]
+    names = modules.split(",")
+    if any(data.get(name) is not None and not isinstance(data[name], dict) for name in names):
+        raise ConditionError("the kernelModules result must map each module to {size, instances, status}")
+    ok = [(data.get(name) or {}).get("status") in wanted for name in names]
     if op in ("=", "=="):
         return all(ok)
     if op in ("!=", "<>"):
@@ -454,6 +467,17 @@ _CHECKS = {
 }
 
 
+# Collector -> the type of its result (the rest are mappings); a result of another type fails the check.
+_RESULT_TYPES = {"hostServices": list, "ipv4Interfaces": list, "tcpPortStatus": (dict, str), "udpPortStatus": (dict, str),
+                 "tcpConnect": (dict, str), "tcpLoadBalancer": (dict, str), "subnetAvailable": (dict, str),
+                 "certificate": (dict, str)}
+
+
+def _mapping(value):
+    """``value`` if it is a mapping, else an empty one (a nested part of a result read leniently)."""
+    return value if isinstance(value, dict) else {}
+
+
 # ------------------------------------------------------------------------------------------ analysis
 
 
@@ -491,15 +515,28 @@ def _text(content):
     return content if isinstance(content, str) else json.dumps(content, sort_keys=True)
 
 
+def _search(pattern, path, text, groups):
+    """``regex`` (whether it matches) or ``regexGroups`` (the named groups of the match, {} without one) over
+    one file's ``text``, in linear time; a pattern Go refuses or a text over the bound is a ConditionError."""
+    regex = linre.compile(pattern) if isinstance(pattern, str) else linre.Regex(pattern)
+    try:
+        if not groups:
+            return regex.found(text)
+        m = regex.search(text)
+    except linre.RegexError as exc:
+        raise ConditionError("%s: %s" % (path, exc)) from None
+    return m.groupdict() if m else {}
+
+
 def _text_analyze(title, spec, collected):
     files = _select_files(spec, collected)
     if not files:
         return None if spec.get("ignoreIfNoFiles") else _result(title, "warn", {"message": "No matching files"})
     results = []
-    for _path, content in sorted(files.items()):
+    for path, content in sorted(files.items()):
         text = _text(content)
         if spec.get("regex"):
-            matched = re.search(spec["regex"], text) is not None
+            matched = _search(spec["regex"], path, text, False)
             last = None
             for item in spec["outcomes"]:
                 (outcome, body), = item.items()
@@ -510,8 +547,7 @@ def _text_analyze(title, spec, collected):
             if last:
                 results.append(last)
         elif spec.get("regexGroups"):
-            m = re.search(spec["regexGroups"], text)
-            groups = m.groupdict() if m else {}
+            groups = _search(spec["regexGroups"], path, text, True)
             results.append(_first(title, spec["outcomes"], lambda when, g=groups: _group_holds(when, g)))
     results = [r for r in results if r]
     if not results:
@@ -528,7 +564,7 @@ def _group_holds(when, groups):
     if re.match(r"^-?\d+$", value):
         if not re.match(r"^-?\d+$", groups[name]):
             return False
-        return _compare(op, int(groups[name]), int(value), _NO_NE)
+        return _compare(op, _int(groups[name]), _int(value), _NO_NE)
     return _compare(op, groups[name], value, ("=", "==", "==="))
 
 
@@ -588,9 +624,22 @@ def analyze(kind, spec, collected):
             if kind == "filesystemPerformance" and (next(iter(outcomes[0].values())) or {}).get("when") == "fileNotCollected":
                 return _result(title, next(iter(outcomes[0])), next(iter(outcomes[0].values())) or {})
             raise ConditionError("the %s collector's result was not collected" % ANALYZERS[kind][0])
+        wanted = _RESULT_TYPES.get(ANALYZERS[kind][0], dict)
+        if not isinstance(data, wanted):
+            raise ConditionError("the %s collector's result is %s, not %s as troubleshoot writes it" % (
+                ANALYZERS[kind][0], type(data).__name__, "a list" if wanted is list else "a mapping"))
         return _first(title, outcomes, lambda when: _CHECKS[kind](when, data))
-    except (ConditionError, ipaddress.AddressValueError, TypeError, ValueError, KeyError, re.error) as exc:
-        return _result(title, "fail", {"message": "Analyzer Failed: %s" % exc})
+    except (MooringError, ipaddress.AddressValueError, TypeError, ValueError, KeyError, ArithmeticError, re.error) as exc:
+        return _result(title, "fail", {"message": "Analyzer Failed: %s" % _one_line(exc)})
+    except RecursionError:
+        return _result(title, "fail", {"message": "Analyzer Failed: the collected result or the value is nested too deeply"})
+
+
+def _one_line(exc):
+    """An exception's text on one line (a multi-line problem list joined with "; ")."""
+    problems = getattr(exc, "problems", None)
+    text = "; ".join(problems) if problems else str(exc)
+    return " ".join(text.split()) or type(exc).__name__
 
 
 def analyze_all(plan, collected):

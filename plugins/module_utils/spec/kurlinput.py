@@ -183,7 +183,7 @@ def _metadata(document, warnings):
     name = metadata.get("name")
     if name in (None, ""):
         metadata.pop("name", None)
-    elif not (isinstance(name, str) and _DNS_NAME.match(name) and len(name) <= 63):
+    elif not (isinstance(name, str) and _DNS_NAME.fullmatch(name) and len(name) <= 63):
         warnings.append("metadata.name: %s is not a DNS name; the lock names the installer 'installer'" % found(name))
         metadata.pop("name")
     return metadata

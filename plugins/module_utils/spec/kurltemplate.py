@@ -19,17 +19,34 @@ the action.
 The template is read by :mod:`spec.templateparse`, its values printed and compared as Go does in
 :mod:`spec.templatevalues`, its functions are :mod:`spec.templatefuncs` (``semverCompare``:
 :mod:`spec.templatesemver`); this module evaluates the tree and is the entry point.
+
+Unlike Go's, an evaluation is bounded (:class:`spec.templatevalues.Budget`, shared by every scalar of one
+:func:`render_tree`): 1,000,000 steps, 1 MiB of rendered text and of any one string, 100 nested levels. A ``range``
+is checked against the steps left before its first iteration (never a list of its numbers); the error is a
+one-line :class:`KurlTemplateError` like any other.
 """
 
 from __future__ import annotations
 
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import KurlTemplateError
-from ansible_collections.mooring.cluster.plugins.module_utils.spec.templatefuncs import FUNCS
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.templatefuncs import BUDGETED, FUNCS
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.templateparse import LEFT, Parser, lex
-from ansible_collections.mooring.cluster.plugins.module_utils.spec.templatevalues import EMPTY, Fail, find_key, go_format, go_type, kind_of, truth
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.templatevalues import (
+    EMPTY,
+    MAX_DEPTH,
+    Bound,
+    Budget,
+    Fail,
+    fold_keys,
+    go_format,
+    go_type,
+    kind_of,
+    truth,
+)
 
 _NOFINAL = object()
 _ACTION_CLIP = 80
+_PROBLEM_CLIP = 200
 
 
 class _Jump(Exception):
@@ -39,19 +56,25 @@ class _Jump(Exception):
 # ---------------------------------------------------------------- evaluation
 
 class _Exec(object):
-    def __init__(self, root):
+    def __init__(self, root, budget):
         self.root, self.vars, self.out, self.item = root, [("$", root)], [], None
+        self.budget, self.folded = budget, {}  # folded: id of a mapping of the data -> fold_keys(mapping)
+
+    def emit(self, text):
+        self.budget.emit(len(text))
+        self.out.append(text)
 
     def walk(self, nodes, dot):
         for node in nodes:
+            self.budget.spend()
             kind = node[0]
             if kind == "text":
-                self.out.append(node[1])
+                self.emit(node[1])
             elif kind == "action":
                 self.item = node[2]
                 value = self.pipeline(node[1], dot)
                 if not node[1][0]:
-                    self.out.append("<no value>" if value is None else go_format(value))
+                    self.emit("<no value>" if value is None else go_format(value, self.budget))
             elif kind in ("break", "continue"):
                 raise _Jump(kind)
             elif kind == "range":
@@ -68,37 +91,64 @@ class _Exec(object):
                     del self.vars[mark:]
 
     def loop(self, node, dot):
-        _node_kind, (decl, _assign, cmds), body, other, self.item = node
+        """Go's walkRange: the range's variables hold the value ranged over (so an else can read them), then each
+        element (and its key or index); ``range $x = ...`` sets the variable outside instead."""
+        _node_kind, (decl, assign, cmds), body, other, self.item = node
         value = self.commands(cmds, dot)
-        if isinstance(value, dict):
-            pairs = [(key, value[key]) for key in sorted(value, key=str)]
-        elif isinstance(value, (list, tuple)):
-            pairs = list(enumerate(value))
+        if isinstance(value, (dict, list, tuple)):
+            count = len(value)
         elif kind_of(value) == "int":
-            pairs = [(n, n) for n in range(value)]
+            count = max(value, 0)
         elif value is None or value is EMPTY:
-            pairs = []
+            count = 0
         else:
             raise Fail("range can't iterate over %s" % go_format(value))
+        if count > self.budget.left:  # each iteration is a step: refused before the first, nothing built
+            raise Bound("range over %d items: more than the %d evaluation steps left" % (count, max(self.budget.left, 0)))
+        if isinstance(value, dict):
+            pairs = ((key, value[key]) for key in sorted(value, key=str))
+        elif isinstance(value, (list, tuple)):
+            pairs = enumerate(value)
+        else:
+            pairs = ((n, n) for n in range(count))
         mark = len(self.vars)
-        for key, elem in pairs:
-            self.vars.extend(zip(decl, (key, elem) if len(decl) == 2 else (elem,)))
-            try:
-                self.walk(body, elem)
-            except _Jump as jump:
-                if jump.args[0] == "break":
-                    break
-            finally:
-                del self.vars[mark:]
-        if not pairs:
-            self.walk(other, dot)
+        if assign:
+            self.vars[self.find(decl[0])] = (decl[0], value)
+        else:
+            self.vars.extend((name, value) for name in decl)
+        inner = len(self.vars)
+        try:
+            for key, elem in pairs:
+                self.budget.spend()
+                if assign:
+                    self.vars[self.find(decl[0])] = (decl[0], elem)
+                elif decl:
+                    self.vars[inner - len(decl):inner] = list(zip(decl, (key, elem) if len(decl) == 2 else (elem,)))
+                try:
+                    self.walk(body, elem)
+                except _Jump as jump:
+                    if jump.args[0] == "break":
+                        break
+                finally:
+                    del self.vars[inner:]
+            if not count:
+                self.walk(other, dot)
+        finally:
+            del self.vars[mark:]
+
+    def find(self, name):
+        """Where the innermost variable ``name`` is in self.vars (the parser made sure it is), a step per 16 looked at."""
+        at = len(self.vars) - 1
+        while self.vars[at][0] != name:
+            at -= 1
+        self.budget.chars(len(self.vars) - at)
+        return at
 
     def pipeline(self, pipe, dot):
         decl, assign, cmds = pipe
         value = self.commands(cmds, dot)
         if assign:
-            at = max(i for i, (name, _value) in enumerate(self.vars) if name == decl[0])
-            self.vars[at] = (decl[0], value)
+            self.vars[self.find(decl[0])] = (decl[0], value)
         elif decl:
             self.vars.append((decl[0], value))
         return value
@@ -106,6 +156,7 @@ class _Exec(object):
     def commands(self, cmds, dot):
         value = _NOFINAL
         for cmd in cmds:
+            self.budget.spend()
             if cmd[0][0] == "fn":
                 value = self.call(cmd[0][1], cmd[1:], dot, value)
             elif len(cmd) > 1 or value is not _NOFINAL:
@@ -129,14 +180,23 @@ class _Exec(object):
                     break
             return value
         values = [self.arg(operand, dot) for operand in operands]
+        self.budget.chars(sum(len(value) for value in values if isinstance(value, str)))  # what it reads
         try:
-            return func(*values)
+            if name in BUDGETED:
+                return func(self.budget, *values)
+            value = func(*values)
+            if isinstance(value, str):  # the others build at most a few times what they read (upper, lower)
+                self.budget.string(len(value), "%s's result" % name)
+            return value
+        except Bound:
+            raise
         except Fail as err:
             raise Fail("error calling %s: %s" % (name, err.problem)) from None
         except (TypeError, ValueError, OverflowError) as err:
             raise Fail("error calling %s: %s" % (name, err)) from None
 
     def arg(self, node, dot):
+        self.budget.spend()
         kind = node[0]
         if kind == "lit":
             return node[1]
@@ -145,19 +205,29 @@ class _Exec(object):
         if kind == "field":
             return self.fields(dot, node[1])
         if kind == "var":
-            value = next(value for name, value in reversed(self.vars) if name == node[1])
-            return self.fields(value, node[2])
+            return self.fields(self.vars[self.find(node[1])][1], node[2])
         if kind == "fn":
             return self.call(node[1], (), dot, _NOFINAL)
         if kind == "pipe":
             return self.commands(node[1][2], dot)
         return self.fields(self.arg(node[1], dot), node[2])
 
+    def key(self, mapping, name):
+        """Go's field ``name`` in a mapping of the data: its JSON key, case-insensitively (each mapping folded once)."""
+        if name in mapping:
+            return name
+        folded = self.folded.get(id(mapping))
+        if folded is None:
+            self.budget.spend(len(mapping))
+            folded = self.folded[id(mapping)] = fold_keys(mapping)
+        return folded.get(name.casefold())
+
     def fields(self, value, names):
+        self.budget.spend(len(names))
         for name in names:
             if value is EMPTY:
                 continue
-            key = find_key(value, name) if isinstance(value, dict) else None
+            key = self.key(value, name) if isinstance(value, dict) else None
             if value is self.root and key is None or not isinstance(value, dict):
                 raise Fail("can't evaluate field %s in type %s" % (name, "data" if value is self.root else go_type(value)))
             value = EMPTY if key is None or value[key] is None else value[key]
@@ -172,11 +242,15 @@ def _describe(node):
     return {"lit": lambda: go_format(node[1]), "dot": lambda: "."}.get(node[0], lambda: "(...)")()
 
 
+def _clip(text, limit):
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _message(source, item, problem):
-    action = " ".join((item.raw if item else "").split())
-    if len(action) > _ACTION_CLIP:
-        action = action[:_ACTION_CLIP - 3] + "..."
-    return "%s: line %d: %s: %s" % (source, item.line if item else 0, problem, action)
+    """One line: the source, the line, the problem (a value it quotes clipped) and the action (clipped)."""
+    return "%s: line %d: %s: %s" % (source, item.line if item else 0, _clip(problem, _PROBLEM_CLIP),
+                                    _clip(item.raw if item else "", _ACTION_CLIP))
 
 
 # ---------------------------------------------------------------- API
@@ -195,34 +269,40 @@ def template_data(installer, is_primary=True, is_join=False, is_upgrade=False, p
     }
 
 
-def render_text(text, data, source="template"):
-    """`text` with every {{kurl ...}} action evaluated (other text, including plain {{ ... }}, unchanged)."""
+def render_text(text, data, source="template", budget=None):
+    """`text` with every {{kurl ...}} action evaluated (other text, including plain {{ ... }}, unchanged), within
+    ``budget`` (a fresh :class:`spec.templatevalues.Budget` when None)."""
     if LEFT not in text:
         return text
-    runner = _Exec(data)
+    runner = _Exec(data, Budget() if budget is None else budget)
     try:
-        parser = Parser(lex(text))
+        parser = Parser(lex(text, runner.budget))
         nodes = parser.parse_list()[0]
         runner.walk(nodes, data)
     except Fail as err:
         raise KurlTemplateError(_message(source, err.item or runner.item, err.problem)) from None
+    except RecursionError:  # not reached within MAX_DEPTH unless the caller's own stack is already deep
+        raise KurlTemplateError(_message(source, runner.item, "nested too deep for this Python (the limit is %d levels)"
+                                         % MAX_DEPTH)) from None
     return "".join(runner.out)
 
 
-def render_tree(value, data, source="template"):
+def render_tree(value, data, source="template", budget=None):
     """A parsed YAML value with render_text applied to every string scalar (keys too) that contains '{{kurl'; other values
-    returned as they are (new containers, input not mutated). An error names the scalar's path after ``source``."""
-    return _render_tree(value, data, source, "")
+    returned as they are (new containers, input not mutated). An error names the scalar's path after ``source``. The
+    scalars share ``budget`` (a fresh one when None): the whole value is evaluated within the bounds of one template."""
+    return _render_tree(value, data, source, "", Budget() if budget is None else budget)
 
 
-def _render_tree(value, data, source, path):
+def _render_tree(value, data, source, path, budget):
     if isinstance(value, str):
-        return render_text(value, data, "%s at %s" % (source, path) if path else source) if LEFT in value else value
+        return render_text(value, data, "%s at %s" % (source, path) if path else source, budget) if LEFT in value else value
     if isinstance(value, dict):
-        return {_render_tree(key, data, source, path): _render_tree(item, data, source, "%s%s%s" % (path, "." if path else "", key))
+        return {_render_tree(key, data, source, path, budget):
+                _render_tree(item, data, source, "%s%s%s" % (path, "." if path else "", key), budget)
                 for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_render_tree(item, data, source, "%s[%d]" % (path, at)) for at, item in enumerate(value))
+        return type(value)(_render_tree(item, data, source, "%s[%d]" % (path, at), budget) for at, item in enumerate(value))
     return value
 
 

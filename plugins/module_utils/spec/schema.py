@@ -6,9 +6,15 @@
 and the settings (:data:`SETTINGS_SCHEMAS`). :func:`schema_problems` validates a document with
 jsonschema and words each problem as :mod:`common.shape` does (``PATH: must be EXPECTED, not FOUND``
 where that can be said, else ``PATH: <jsonschema's message>``); the front end names the file.
+
+Every ``pattern`` here is written ``^...$`` and matched against the whole string (:func:`_whole_pattern`, the one
+place): with jsonschema's own ``re.search``, Python's ``$`` also matches before a final newline, so ``"1.2.3\n"``
+was a version and ``"http://proxy:3128\n"`` a proxy URL.
 """
 
 from __future__ import annotations
+
+import re
 
 try:
     import jsonschema
@@ -29,6 +35,8 @@ VERSION_PATTERN = r"^(latest|(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.x|v?(0|[1-9][0-9]
 VERSION_HELP = "an exact version, 'latest' or 'X.Y.x'"
 DNS_LABELS = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 MAX_PROBLEMS = 20  # schema problems listed; the rest are counted
+# An absolute path, on one line.
+ABSOLUTE_PATH = r"^/[^\x00\r\n]*$"
 
 
 def _addon(properties=None, required=("version",)):
@@ -49,7 +57,8 @@ EVICTION_SIGNALS = ("memory.available", "nodefs.available", "nodefs.inodesFree",
                     "allocatableMemory.available", "pid.available")
 EVICTION_THRESHOLD = r"^[0-9]+(\.[0-9]+)?(%|[KMGTPE]i|[kMGTPE])?$"
 # What a pattern means, in a problem's words.
-PATTERN_HELP = {EVICTION_THRESHOLD: "a quantity (100Mi) or a percentage (10%)"}
+PATTERN_HELP = {EVICTION_THRESHOLD: "a quantity (100Mi) or a percentage (10%)",
+                ABSOLUTE_PATH: "an absolute path (starting with /, on one line)"}
 
 ADDON_SCHEMAS = {
     "kubernetes": _addon({
@@ -123,9 +132,9 @@ ADDON_SCHEMAS = {
     "calico": _addon({"encapsulation": {"enum": ["VXLAN", "IPIP", "None"]}, "mtu": {"type": "integer", "minimum": 576}}),
     "cilium": _addon({"tunnel": {"enum": ["vxlan", "geneve", "disabled"]}, "kubeProxyReplacement": {"type": "boolean"}}),
     "flannel": _addon({"backend": {"enum": ["vxlan", "host-gw"]}}),
-    "localPathProvisioner": _addon({"path": {"type": "string", "pattern": "^/"}, "default": {"type": "boolean"}}),
+    "localPathProvisioner": _addon({"path": {"type": "string", "pattern": ABSOLUTE_PATH}, "default": {"type": "boolean"}}),
     "longhorn": _addon({"replicas": {"type": "integer", "minimum": 1, "maximum": 5}, "default": {"type": "boolean"}}),
-    "openebs": _addon({"path": {"type": "string", "pattern": "^/"}, "default": {"type": "boolean"}}),
+    "openebs": _addon({"path": {"type": "string", "pattern": ABSOLUTE_PATH}, "default": {"type": "boolean"}}),
     "ingressNginx": _addon({"httpNodePort": _PORT, "httpsNodePort": _PORT}),
     "contour": _addon({"httpNodePort": _PORT, "httpsNodePort": _PORT}),
     "metricsServer": _addon({"insecureKubeletTLS": {"type": "boolean"}}),
@@ -252,12 +261,19 @@ def schema_problem(error):
     return ["%s: must be %s, not %s" % (where, expected, shown)]
 
 
+def _whole_pattern(validator, pattern, instance, schema):
+    """The ``pattern`` keyword, the whole string matched (``re.fullmatch``): ``$`` never accepts a final newline."""
+    if validator.is_type(instance, "string") and not re.fullmatch(pattern, instance):
+        yield jsonschema.ValidationError("%r does not match %r" % (instance, pattern))
+
+
 def schema_problems(document):
     """Every problem :data:`SCHEMA` finds in ``document`` (one line each, in path order, at most
     :data:`MAX_PROBLEMS` and a count of the rest); raises SpecError without jsonschema."""
     if not HAS_JSONSCHEMA:  # pragma: no cover
         raise missing_library("jsonschema", "to validate installer specs", JSONSCHEMA_IMPORT_ERROR, SpecError)
-    validator = jsonschema.Draft202012Validator(SCHEMA)
+    checker = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _whole_pattern})
+    validator = checker(SCHEMA)
     problems = []
     for error in sorted(validator.iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.validator)):
         for line in schema_problem(error):

@@ -4,7 +4,10 @@
 
 :func:`lex` cuts a text into text items and ``{{kurl ...}}`` actions (comments dropped, trim markers
 applied); :class:`Parser` turns them into a tree of ``("text", s)``, ``("action", pipe, item)`` and
-``(if|with|range, pipe, body, else, item)`` nodes that :mod:`spec.kurltemplate` evaluates.
+``(if|with|range, pipe, body, else, item)`` nodes that :mod:`spec.kurltemplate` evaluates. Blocks (an ``else if``
+is one more) and parentheses nest at most :data:`~spec.templatevalues.MAX_DEPTH` levels, counted together: the
+parser and the evaluator recurse once per level, so no template reaches Python's recursion limit. Both take time
+in proportion to the text (a variable is looked up in a count of the names in scope, not a list).
 """
 
 from __future__ import annotations
@@ -12,13 +15,15 @@ from __future__ import annotations
 import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.templatefuncs import FUNCS
-from ansible_collections.mooring.cluster.plugins.module_utils.spec.templatevalues import Fail
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.templatevalues import MAX_DEPTH, Fail
 
 LEFT, RIGHT = "{{kurl", "}}"
 END_ACTION = LEFT + " end" + RIGHT
 _SPACE = " \t\r\n"
 _KEYWORDS = ("if", "else", "end", "range", "with", "break", "continue", "define", "template", "block")
-_TOKEN = re.compile(r"""(?P<str>"(?:[^"\\\n]|\\.)*")|(?P<raw>`[^`]*`)
+# A quoted string as one character class per run between escapes: (?:[^"\\]|\\.)* keeps a backtracking entry per
+# character (about 130 bytes each: 1 MiB of string literal was 130 MB).
+_TOKEN = re.compile(r"""(?P<str>"[^"\\\n]*(?:\\.[^"\\\n]*)*")|(?P<raw>`[^`]*`)
     |(?P<num>[+-]?(?:0[xXoObB][0-9a-fA-F_]+|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d+)?))
     |(?P<field>\.[A-Za-z_]\w*)|(?P<dot>\.)|(?P<var>\$\w*)|(?P<ident>[A-Za-z_]\w*)|(?P<op>:=|[=,|()])""", re.X)
 _ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"'}
@@ -36,14 +41,15 @@ class _Item(object):
 # ---------------------------------------------------------------- lexer
 
 def _unquote(body):
-    """The value of a Go quoted string (``body`` without its quotes)."""
+    """The value of a Go quoted string (``body`` without its quotes); the text between escapes copied whole."""
     out, i = [], 0
     while i < len(body):
-        ch = body[i]
-        if ch != "\\":
-            out.append(ch)
-            i += 1
-            continue
+        at = body.find("\\", i)
+        if at < 0:
+            out.append(body[i:])
+            break
+        out.append(body[i:at])
+        i = at
         esc = body[i + 1]
         if esc in _ESCAPES:
             out.append(_ESCAPES[esc])
@@ -53,7 +59,10 @@ def _unquote(body):
         digits = body[i + 2:i + 2 + size] if size else body[i + 1:i + 4]
         if not re.fullmatch(r"[0-9a-fA-F]{%d}" % size if size else r"[0-7]{3}", digits):
             raise Fail("invalid escape \\%s in quoted text" % esc)
-        out.append(chr(int(digits, 16 if size else 8)))
+        code = int(digits, 16 if size else 8)
+        if code > 0x10FFFF or 0xD800 <= code < 0xE000:  # Go's: not a valid rune
+            raise Fail("invalid escape \\%s in quoted text" % esc)
+        out.append(chr(code))
         i += (2 + size) if size else 4
     return "".join(out)
 
@@ -88,8 +97,8 @@ def _token(match):
     return text, text
 
 
-def _lex_action(text, pos):
-    """The tokens of the action body at ``pos``: (tokens, end, trims the text after)."""
+def _lex_action(text, pos, budget):
+    """The tokens of the action body at ``pos``: (tokens, end, trims the text after), each read from ``budget``."""
     tokens, spaced = [], True
     while True:
         if pos >= len(text):
@@ -112,12 +121,15 @@ def _lex_action(text, pos):
         if match.lastgroup in ("num", "field", "var", "ident") and ahead and ahead not in _SPACE + ".,|:()" \
                 and not text.startswith(RIGHT, pos):
             raise Fail("bad character \"%s\" after \"%s\"" % (ahead, match.group()))
+        if budget is not None:
+            budget.read(1)
         tokens.append((kind, value, spaced, match.group()))
         spaced = False
 
 
-def lex(text):
-    """The template as a list of text and action items (comments dropped, trim markers applied)."""
+def lex(text, budget=None):
+    """The template as a list of text and action items (comments dropped, trim markers applied); each action and
+    each of its tokens is read from ``budget`` (:meth:`spec.templatevalues.Budget.read`) as it is lexed."""
     items, pos, line, counted = [], 0, 1, 0
     while True:
         start = text.find(LEFT, pos)
@@ -133,16 +145,18 @@ def lex(text):
             at += 2
         where = _Item(line=line, raw=_action_text(text, start))
         try:
+            if budget is not None:
+                budget.read(1)
             closing, following = text.find(RIGHT, at), text.find(LEFT, at)
             if text.startswith("/*", at):
                 pos, trim = _comment_end(text, at)
             elif closing < 0 or 0 <= following < closing:
                 raise Fail("unclosed action")
             else:
-                tokens, pos, trim = _lex_action(text, at)
+                tokens, pos, trim = _lex_action(text, at, budget)
                 items.append(_Item(tokens=tokens, line=line, raw=text[start:pos]))
         except Fail as err:
-            raise Fail(err.problem, where) from None
+            raise type(err)(err.problem, where) from None
         if trim:
             while pos < len(text) and text[pos] in _SPACE:
                 pos += 1
@@ -174,10 +188,28 @@ class Parser(object):
 
     def __init__(self, items):
         self.items, self.at, self.vars, self.loops = items, 0, ["$"], 0
+        self.known, self.depth = {"$": 1}, 0  # how many of self.vars have each name; blocks and parentheses open
         self.item, self.tokens, self.pos = None, (), 0
 
     def fail(self, problem, item=None):
         return Fail(problem, item or self.item)
+
+    def declare(self, names):
+        self.vars.extend(names)
+        for name in names:
+            self.known[name] = self.known.get(name, 0) + 1
+
+    def forget(self, mark):
+        """Leave a scope: the variables declared since len(self.vars) was ``mark``."""
+        for name in self.vars[mark:]:
+            self.known[name] -= 1
+        del self.vars[mark:]
+
+    def enter(self, construct, item=None):
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.fail("%s nested deeper than %d levels (if, with, range, else if and parentheses count together)"
+                            % (construct, MAX_DEPTH), item)
 
     def parse_list(self, opener=None):
         nodes = []
@@ -207,6 +239,7 @@ class Parser(object):
         return nodes, None
 
     def control(self, item, word, start):
+        self.enter("{{kurl %s}}" % ("else " + word if start == 2 else word), item)
         mark = len(self.vars)
         pipe = self.pipeline(item, start, word)
         self.loops += word == "range"
@@ -225,7 +258,8 @@ class Parser(object):
                     raise self.fail("expected %s, found a second else" % END_ACTION, stop)
         if rest and stop.tokens[0][1] == "end":
             raise self.fail("unexpected \"%s\" after end" % rest[0][3], stop)
-        del self.vars[mark:]
+        self.forget(mark)
+        self.depth -= 1
         return (word, pipe, body, other, item)
 
     def peek(self, offset=0):
@@ -244,13 +278,13 @@ class Parser(object):
             self.pos += 4
         elif kinds[:2] == ["var", ","]:
             raise self.fail("too many declarations in %s" % context)
-        if assign and decl[0] not in self.vars:
+        if assign and not self.known.get(decl[0]):
             raise self.fail("undefined variable \"%s\"" % decl[0])
         cmds = self.commands()
         if self.peek()[0] is not None:
             raise self.fail("unexpected \"%s\" in %s" % (self.peek()[3], context))
         if not assign:
-            self.vars.extend(decl)
+            self.declare(decl)
         return (decl, assign, cmds)
 
     def commands(self):
@@ -278,7 +312,7 @@ class Parser(object):
         elif kind == "field":
             node = ("field", (value,))
         elif kind == "var":
-            if value not in self.vars:
+            if not self.known.get(value):
                 raise self.fail("undefined variable \"%s\"" % value)
             node = ("var", value, ())
         elif kind == "ident":
@@ -286,10 +320,12 @@ class Parser(object):
                 raise self.fail("function \"%s\" not defined" % value)
             node = ("fn", value)
         elif kind == "(":
+            self.enter("a parenthesis")
             node = ("pipe", ([], False, self.commands()))
             if self.peek()[0] != ")":
                 raise self.fail("unclosed left paren")
             self.pos += 1
+            self.depth -= 1
         else:
             raise self.fail("unexpected \"%s\" in operand" % text)
         names = []

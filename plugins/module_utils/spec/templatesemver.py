@@ -4,6 +4,9 @@
 
 :func:`semver_compare` takes a constraint (``>= 1.24, < 1.27 || ~1.28.x``) and a version and says whether
 the version satisfies it, as Sprig's function does (a version that does not parse is false here).
+
+A constraint longer than :data:`MAX_CONSTRAINT` characters is refused, and a version that long does not parse:
+the regular expressions below cost up to the square of their input's length (a real one is a few dozen).
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ from ansible_collections.mooring.cluster.plugins.module_utils.spec.templatevalue
 _CV = r"v?([0-9xX*]+)(?:\.([0-9xX*]+))?(?:\.([0-9xX*]+))?(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?"
 _TERM = re.compile(r"\s*(!=|>=|=>|<=|=<|~>|>|<|=|~|\^)?\s*" + _CV + r"\s*")
 _HYPHEN = re.compile(r"(%s)\s+-\s+(%s)" % (re.sub(r"\((?!\?)", "(?:", _CV), re.sub(r"\((?!\?)", "(?:", _CV)))
+MAX_CONSTRAINT = 256
 _VERSION = re.compile(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?")
 
 
 def _version(text):
-    match = _VERSION.fullmatch(text)
+    match = _VERSION.fullmatch(text) if len(text) <= MAX_CONSTRAINT else None
     if not match:
         return None
     return tuple(int(part or 0) for part in match.groups()[:3]) + (match.group(4) or "",)
@@ -51,6 +55,8 @@ def _constraint_term(match):
 
 def _constraint(text):
     """The constraint as OR groups of AND terms (op, bound version, which part is a wildcard)."""
+    if len(text) > MAX_CONSTRAINT:
+        raise Fail("improper constraint: longer than %d characters" % MAX_CONSTRAINT)
     groups = []
     for group in _HYPHEN.sub(lambda m: ">= %s, <= %s" % m.groups(), text).split("||"):
         terms, pos = [], 0

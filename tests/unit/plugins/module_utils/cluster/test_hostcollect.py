@@ -516,6 +516,18 @@ def test_filesystem_performance_stops_at_the_timeout(root):
     assert list((root / "data").iterdir()) == []
 
 
+@pytest.mark.parametrize("size, why", [
+    ("1e999", "fileSize: could not parse quantity '1e999' (out of range)"),     # float overflow: was an uncaught OverflowError
+    ("1e300Ei", "fileSize: could not parse quantity '1e300Ei' (out of range)"),
+    ("9" * 400, "fileSize: could not parse quantity '999999999"),
+])
+def test_filesystem_performance_with_a_file_size_past_the_range_is_the_collectors_error(root, size, why):
+    collected, errors = run_one("filesystemPerformance", {"directory": "/data", "fileSize": size}, root)
+    assert collected == {} and len(errors) == 1
+    assert errors[0].startswith("filesystemPerformance filesystemPerformance: " + why) and len(errors[0]) < 200
+    assert not (root / "data").exists()   # refused before anything is written
+
+
 def test_fio_percentiles_are_nearest_rank():
     lat = cs.fio_result(list(range(100, 0, -1)))["jobs"][0]["sync"]["lat_ns"]
     assert (lat["min"], lat["max"], lat["mean"], lat["N"]) == (1, 100, 50.5, 100)

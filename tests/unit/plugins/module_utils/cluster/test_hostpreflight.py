@@ -5,6 +5,8 @@ collectors write them (paths and JSON as upstream)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import yaml
 
@@ -194,3 +196,72 @@ def test_json_compare_over_the_cgroups_collector():
     assert hp.analyze("jsonCompare", spec, collected)["message"] == "v2"
     order = dict(spec, path="allControllers", value='["cpu", "memory"]')
     assert hp.analyze("jsonCompare", order, collected)["message"] == "v2"  # lists compare in any order
+
+
+# ------------------------------------------------------------------------------------------ Go's regexp, bounded input
+
+
+def text_analyzer(mode, pattern, content, path="host-collectors/run-host/out.txt"):
+    spec = {"fileName": path, mode: pattern,
+            "outcomes": [{"fail": {"when": "true", "message": "matched"}}, {"pass": {"when": "false", "message": "clean"}}]}
+    if mode == "regexGroups":
+        spec["outcomes"] = [{"fail": {"when": "Word == aaaa", "message": "matched"}}, {"pass": {"message": "clean"}}]
+    return hp.analyze("textAnalyze", spec, {path: content})
+
+
+@pytest.mark.parametrize("mode", ["regex", "regexGroups"])
+def test_a_pattern_that_backtracks_for_minutes_in_python_takes_milliseconds(mode):
+    start = time.process_time()
+    hostile = text_analyzer(mode, r"^(?P<Word>\w+\s?)*$", "a" * 31 + "!")       # the issue's case: re ran past 30 s
+    long = text_analyzer(mode, r"^(?P<Word>\w+\s?)*$", "a" * 20000 + "!")
+    assert time.process_time() - start < 5.0
+    assert hostile["message"] == long["message"] == "clean"
+    assert text_analyzer(mode, r"(?P<Word>a+)$", "aaaa")["message"] == "matched"
+
+
+@pytest.mark.parametrize("mode", ["regex", "regexGroups"])
+def test_a_pattern_go_refuses_fails_the_check_with_one_line(mode):
+    result = text_analyzer(mode, r"(?P<Word>a)(?=b)", "ab")
+    assert result["outcome"] == "fail"
+    assert result["message"] == ("Analyzer Failed: regex `(?P<Word>a)(?=b)`: lookahead (?=...) is not RE2 syntax "
+                                 "(troubleshoot's Go regexp refuses it too)")
+    assert text_analyzer(mode, 404, "404")["message"] == "Analyzer Failed: regex must be a string, not int"
+
+
+def test_text_analyze_reads_gos_dollar_and_a_bounded_text():
+    assert text_analyzer("regex", "ok$", "ok\n")["message"] == "clean"            # Go: $ is the end of the text
+    assert text_analyzer("regex", "(?m)ok$", "ok\n")["message"] == "matched"
+    big = text_analyzer("regex", "x", "a" * (1024 * 1024 + 1))
+    assert big["message"] == ("Analyzer Failed: host-collectors/run-host/out.txt: text of 1048577 characters is longer "
+                              "than the 1048576 a regex searches")
+
+
+@pytest.mark.parametrize("kind, when, data, message", [
+    ("memory", "< 1e999", {"total": 4}, "could not parse quantity '1e999' (out of range)"),
+    ("diskUsage", "available < 1e999Gi", {"total_bytes": 10, "used_bytes": 1}, "could not parse quantity '1e999Gi' (out of range)"),
+    ("cpu", "count < " + "9" * 5000, COLLECTED["host-collectors/system/cpu.json"], "'99999999999"),
+    ("hostServices", "ufw = active", ["ufw.service loaded active running"],
+     "the hostServices result must be a list of units (mappings of Unit, Load, Active, Sub)"),
+    ("hostServices", "ufw = active", {"ufw.service": "active"}, "the hostServices collector's result is dict, not a list"),
+    ("cpu", "count < 2", "four", "the cpu collector's result is str, not a mapping as troubleshoot writes it"),
+    ("kernelModules", "overlay = loaded", {"overlay": "loaded"}, "must map each module to {size, instances, status}"),
+    ("filesystemPerformance", "p99 > 10ms", {"jobs": ["fsperf"]}, "no fdatasync latencies of the fio job fsperf in the result"),
+])
+def test_input_past_a_range_or_of_the_wrong_shape_fails_the_check_with_one_line(kind, when, data, message):
+    path = hp.result_path(hp.ANALYZERS[kind][0], {})
+    result = analyzer(kind, when, {path: data})
+    assert result["outcome"] == "fail" and result["message"].startswith("Analyzer Failed: ")
+    assert message in result["message"] and "\n" not in result["message"] and len(result["message"]) < 300
+
+
+def test_json_nested_too_deeply_fails_the_check_not_the_run():
+    deep = "[" * 100000 + "]" * 100000
+    path = "host-collectors/run-host/deep.txt"
+    spec = {"fileName": path, "path": "a", "value": "1", "outcomes": [{"pass": {"when": "true", "message": "same"}}]}
+    message = "Analyzer Failed: the collected result or the value is nested too deeply"
+    assert hp.analyze("jsonCompare", spec, {path: deep})["message"] == message
+    nested = {}
+    for _k in range(100000):
+        nested = {"a": nested}
+    assert hp.analyze("jsonCompare", dict(spec, value=nested), {path: "{}"})["message"] == message
+    assert text_analyzer("regex", "a", nested)["message"] == message

@@ -18,6 +18,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurltemplate 
     render_tree,
     template_data,
 )
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.templatevalues import MAX_STEPS, Budget
 
 INSTALLER = {
     "apiVersion": "cluster.kurl.sh/v1beta1",
@@ -533,3 +534,22 @@ def test_error_is_a_mooring_error():
     assert "not defined" in error_of("{{kurl if false}}{{kurl foo}}{{kurl end}}")
     # evaluation errors only where evaluated
     assert render("{{kurl if false}}{{kurl .IsJoin.Foo}}{{kurl end}}ok") == "ok"
+
+
+def test_a_kurl_shaped_file_uses_a_sliver_of_the_evaluation_budget():
+    budget = Budget()
+    render_text(HOST_PREFLIGHT, DATA, "hp.yaml", budget)
+    assert MAX_STEPS - budget.left < 1000 and budget.tokens < 500 and budget.output < 4000
+
+
+@pytest.mark.parametrize("text, expected", [
+    # as Go's walkRange: the variables hold the value ranged over until the first element (an else reads them)
+    ("{{kurl range $h := .SecondaryHosts}}{{kurl $h}}{{kurl else}}[{{kurl $h}}]{{kurl end}}", "[[]]"),
+    ("{{kurl range $i, $h := .SecondaryHosts}}{{kurl else}}{{kurl $i}}{{kurl $h}}{{kurl end}}", "[][]"),
+    # range $x = ... sets the variable outside the range (it keeps the last element)
+    ("{{kurl $x := 0}}{{kurl range $x = .PrimaryHosts}}{{kurl end}}{{kurl $x}}", "b"),
+    ("{{kurl $x := 0}}{{kurl range $x = .SecondaryHosts}}{{kurl end}}{{kurl $x}}", "[]"),
+    ("{{kurl range $i, $h := .PrimaryHosts}}{{kurl $y := $h}}{{kurl $i}}{{kurl $y}}{{kurl end}}", "0a1b"),
+])
+def test_range_variables_as_go_sets_them(text, expected):
+    assert render(text, template_data(INSTALLER, primary_hosts=["a", "b"])) == expected

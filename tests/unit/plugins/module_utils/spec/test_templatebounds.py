@@ -1,0 +1,238 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""kURL templates are evaluated within bounds: hostile templates are refused with one line, in little CPU and memory.
+
+The ``mooring`` CLI never renders templates (``preflight_check`` scope ``spec`` does, on the controller), so these
+cases are unit tests, not part of the CLI's bad-input corpus. CPU is ``time.process_time()`` (never wall clock) and
+memory the tracemalloc peak; both bounds are several times what the cases take on a busy 2-core machine.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+import tracemalloc
+
+import pytest
+
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import KurlTemplateError
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurltemplate import render_text, render_tree, template_data
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.templatevalues import (
+    MAX_DEPTH,
+    MAX_STEPS,
+    MAX_STRING,
+    MAX_TOKENS,
+)
+
+DATA = template_data({"spec": {"kubernetes": {"version": "1.29.4"}}}, primary_hosts=["10.0.0.1", "10.0.0.2"])
+CPU_LIMIT = 6.0            # seconds of process time; the slowest case takes about 1 s
+PEAK_LIMIT = 64 * 1024 * 1024  # bytes traced; the largest case peaks near 20 MiB
+
+# The issue's file: a HostPreflight (under 150 bytes) whose collectors are two nested ranges of 200,000.
+NESTED_RANGES = ("apiVersion: troubleshoot.sh/v1beta2\nkind: HostPreflight\nspec:\n  collectors: "
+                 "[{{kurl range 200000}}{{kurl range 200000}}{{kurl end}}{{kurl end}}]\n")
+
+
+def _doubled(times, seed='"ab"'):
+    """A variable doubled ``times`` times in a range (each time twice the characters)."""
+    return ("{{kurl $x := %s}}{{kurl range %d}}{{kurl $x = print $x $x}}{{kurl end}}{{kurl len $x}}" % (seed, times))
+
+
+def _nested_printf(times):
+    """printf nested ``times`` deep through with: each level prints its dot twice."""
+    return ('{{kurl with printf "%s%s" "ab" "ab"}}' + '{{kurl with printf "%s%s" . .}}' * times + "{{kurl len .}}"
+            + "{{kurl end}}" * (times + 1))
+
+
+def CPU(*case):  # noqa: N802 - reads as a marker in the table
+    """A case whose danger is time only: its memory is not traced (tracemalloc slows a long loop tenfold)."""
+    return case + (False,)
+
+
+# (id, template, the problem the one-line error names[, memory traced]); a plain tuple's memory is traced
+REFUSED = [
+    CPU("nested-ranges-small-file", NESTED_RANGES, r"range over 200000 items: more than the \d+ evaluation steps left"),
+    ("doubling-variable-40", _doubled(40), r"print's result is over the limit of 1048576 characters"),
+    ("doubling-nested-printf-40", _nested_printf(40), r"printf's result is over the limit of 1048576 characters"),
+    CPU("range-1e9", "{{kurl range 1000000000}}x{{kurl end}}", r"range over 1000000000 items: more than the \d+ evaluation"),
+    ("range-1e18-with-break", "{{kurl range 1000000000000000000}}{{kurl break}}{{kurl end}}", r"range over 1000000000000000000 items"),
+    ("printf-width-in-go-range", '{{kurl printf "%9999999d" 5}}', r"printf's %d of 9999999 characters is over the limit"),
+    ("printf-width-star", '{{kurl printf "%*d" 1000000 5}}{{kurl printf "%*d" 1000000 5}}',
+     r"rendered text is over the limit of 1048576 characters"),
+    ("printf-precision-float", '{{kurl printf "%.9999999f" 1.5}}', r"printf's %f of 10000332 characters is over the limit"),
+    CPU("deep-if-3000", "{{kurl if true}}" * 3000 + "x" + "{{kurl end}}" * 3000,
+        r"\{\{kurl if\}\} nested deeper than 100 levels \(if, with, range, else if and parentheses count together\)"),
+    CPU("deep-parentheses-3000", "{{kurl " + "(" * 3000 + "1" + ")" * 3000 + "}}", r"a parenthesis nested deeper than 100 levels"),
+    CPU("deep-else-if-3000", "{{kurl if false}}" + "{{kurl else if false}}" * 3000 + "{{kurl end}}",
+        r"\{\{kurl else if\}\} nested deeper than 100 levels"),
+    CPU("deep-with-and-parentheses", "{{kurl with 1}}" * 60 + "{{kurl " + "(" * 60 + "1" + ")" * 60 + "}}" + "{{kurl end}}" * 60,
+        r"a parenthesis nested deeper than 100 levels"),
+    ("list-doubling-40", '{{kurl $l := list (printf "%1000d" 1)}}{{kurl range 40}}{{kurl $l = list $l $l}}{{kurl end}}{{kurl print $l}}',
+     r"a value printed in more than 1048576 characters"),
+    ("list-nested-5000", "{{kurl $l := list 1}}{{kurl range 5000}}{{kurl $l = list $l}}{{kurl end}}{{kurl print $l}}",
+     r"a value nested deeper than 100 levels cannot be printed"),
+    CPU("list-nested-compared", "{{kurl $l := list 1}}{{kurl range 500}}{{kurl $l = list $l}}{{kurl end}}{{kurl has $l (list $l)}}",
+        r"a value nested deeper than 100 levels cannot be compared"),
+    ("output-flood", "{{kurl range 100000}}" + "x" * 100 + "{{kurl end}}", r"the rendered text is over the limit of 1048576"),
+    ("join-separator", _doubled(19).replace("{{kurl len $x}}", "{{kurl join $x (list 1 2 3)}}"),
+     r"join's result is over the limit of 1048576 characters"),
+    ("quote-control-characters", _doubled(18, r'"a\x01"').replace("{{kurl len $x}}", "{{kurl quote $x}}"),
+     r"a quoted string of more than 1048576 characters"),
+    ("squote-many", _doubled(19).replace("{{kurl len $x}}", "{{kurl squote $x $x $x}}"), r"squote's result is over the limit"),
+    CPU("contains-in-a-loop", _doubled(19).replace("{{kurl len $x}}", '{{kurl range 100000}}{{kurl contains "z" $x}}{{kurl end}}'),
+        r"more than 1000000 evaluation steps"),
+    CPU("semver-constraint-long", '{{kurl semverCompare "%s - 1" "1.0.0"}}' % ("1x" * 2000), r"improper constraint: longer than 256"),
+    CPU("semver-in-a-loop", '{{kurl range 100000}}{{kurl semverCompare "%s" "1.0.0"}}{{kurl end}}' % ("1" * 250),
+        r"more than 1000000 evaluation steps"),
+    ("tokens-1MiB", "{{kurl 1}}" * 100000, r"the template has more than 50000 tokens"),
+    CPU("old-variables-looked-up", "".join("{{kurl $v%d := 1}}" % i for i in range(8000)) + "{{kurl $v0}}" * 8000,
+        r"more than 1000000 evaluation steps"),
+    CPU("empty-loop", "{{kurl range 999000}}{{kurl if true}}{{kurl end}}{{kurl end}}", r"more than 1000000 evaluation steps"),
+]
+
+
+def _refused(text):
+    with pytest.raises(KurlTemplateError) as err:
+        render_text(text, DATA, "hp.yaml")
+    return str(err.value)
+
+
+@pytest.mark.parametrize("text, problem, traced", [(c + (True,))[1:4] for c in REFUSED], ids=[c[0] for c in REFUSED])
+def test_hostile_template_refused_in_bounded_cpu_and_memory(text, problem, traced):
+    start = time.process_time()
+    message = _refused(text)
+    cpu = time.process_time() - start
+    peak = 0
+    if traced:
+        tracemalloc.start()
+        try:
+            _refused(text)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert "\n" not in message and len(message) < 400, message
+    assert re.match(r"hp\.yaml: line \d+: .*: \{\{kurl", message), message
+    assert re.search(problem, message), message
+    assert cpu < CPU_LIMIT, (cpu, message)
+    assert peak < PEAK_LIMIT, (peak, message)
+
+
+@pytest.mark.parametrize("text, expected", [
+    # Go's fmt: a width or precision over 1e6 written in the format stops its parse and takes the rest of the format
+    ('{{kurl printf "%999999999d" 5}}', "%!(NOVERB)%!(EXTRA int=5)"),
+    ('{{kurl printf "%.999999999d" 5}}', "%!(NOVERB)%!(EXTRA int=5)"),
+    ('{{kurl printf "%' + "9" * 100000 + 'd" 5}}', "%!(NOVERB)%!(EXTRA int=5)"),
+    # ... given as an argument (*): %!(BADWIDTH) / %!(BADPREC), then the verb without it
+    ('{{kurl printf "%*d" 999999999 5}}', "%!(BADWIDTH)5"),
+    ('{{kurl printf "%*d" -10000000 5}}', "%!(BADWIDTH)5"),
+    ('{{kurl printf "%.*d" 10000000 5}}', "%!(BADPREC)5"),
+    ('{{kurl printf "%.*f" 999999999 1.5}}', "%!(BADPREC)1.500000"),
+])
+def test_printf_huge_width_or_precision_prints_go_s_error_cheaply(text, expected):
+    start = time.process_time()
+    tracemalloc.start()
+    try:
+        assert render_text(text, DATA) == expected
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.process_time() - start < CPU_LIMIT
+    assert peak < PEAK_LIMIT
+
+
+@pytest.mark.parametrize("args, expected", [
+    # widths and precisions from arguments (Go's fmt tests)
+    ('"%*d" 4 42', "  42"), ('"%-*d" 4 42', "42  "), ('"%*d" -4 42', "42  "), ('"%-*d" -4 42', "42  "),
+    ('"%.*d" 4 42', "0042"), ('"%*.*d" 8 4 42', "    0042"), ('"%0*d" 4 42', "0042"),
+    ('"%*d" nil 42', "%!(BADWIDTH)42"), ('"%*d" 10000000 42', "%!(BADWIDTH)42"), ('"%*d" "4" 42', "%!(BADWIDTH)42"),
+    ('"%.*d" nil 42', "%!(BADPREC)42"), ('"%.*d" -1 42', "%!(BADPREC)42"), ('"%.*d" 10000000 42', "%!(BADPREC)42"),
+    ('"%*d" 5 "foo"', "%!d(string=  foo)"), ('"%*% %d" 20 5', "% 5"), ('"%*" 4', "%!(NOVERB)"),
+    ('"%*d"', "%!(BADWIDTH)%!d(MISSING)"),
+    # explicit argument indexes
+    ('"%[2]d %[1]d" 1 2', "2 1"), ('"%[3]d" 1 2', "%!d(BADINDEX)"), ('"%[2]*[1]d" 12 5', "   12"),
+    ('"%d %d %#[1]x %#x" 16 17', "16 17 0x10 0x11"), ('"%[-1]d" 1', "%!d(BADINDEX)"), ('"%[1]d %[1]d" 7', "7 7"),
+    ('"%[1]d %d" 7', "7 %!d(MISSING)"),
+    # verbs Go does not know, a format that ends too soon, extra arguments
+    ('"%z" 3', "%!z(int=3)"), ('"%5z" 3', "%!z(int=    3)"), ('"%d %" 3', "3 %!(NOVERB)"), ('"%5." 3', "%!.(int=    3)"),
+    ('"a" nil', "a%!(EXTRA <nil>)"), ('"a" 1 "b"', "a%!(EXTRA int=1, string=b)"),
+    ('"%s" nil', "%!s(<nil>)"), ('"%v" nil', "<nil>"),
+    ('"%.2s|%5.1f|%x|%X|%o|%c|%+d|% d|%-3d|" "abc" 3.14159 255 255 8 65 5 5 5', "ab|  3.1|ff|FF|10|A|+5| 5|5  |"),
+])
+def test_printf_follows_go_s_scanner(args, expected):
+    assert render_text("{{kurl printf %s}}" % args, DATA) == expected
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 1, MAX_DEPTH])
+def test_nesting_up_to_the_limit_is_fine(depth):
+    assert render_text("{{kurl if true}}" * depth + "x" + "{{kurl end}}" * depth, DATA) == "x"
+    assert render_text("{{kurl range 1}}" * depth + "x" + "{{kurl end}}" * depth, DATA) == "x"
+    assert render_text("{{kurl " + "(" * depth + "1" + ")" * depth + "}}", DATA) == "1"
+    assert render_text("{{kurl with 1}}" * (depth // 2) + "{{kurl " + "(" * (depth - depth // 2) + "1"
+                       + ")" * (depth - depth // 2) + "}}" + "{{kurl end}}" * (depth // 2), DATA) == "1"
+    assert "nested deeper than 100 levels" in _refused("{{kurl if true}}" * (depth + 2) + "{{kurl end}}" * (depth + 2))
+
+
+def test_strings_and_output_up_to_the_limit_are_fine():
+    assert render_text(_doubled(19), DATA) == str(2 ** 20)                    # 1 MiB: the most one string may hold
+    assert len(render_text('{{kurl printf "%*d" 1000000 5}}', DATA)) == 1000000  # Go's largest width
+    assert len(render_text("{{kurl range 1024}}" + "x" * 1024 + "{{kurl end}}", DATA)) == MAX_STRING
+    assert render_text("{{kurl range 5}}{{kurl end}}{{kurl range -3}}x{{kurl else}}none{{kurl end}}", DATA) == "none"
+
+
+def test_a_render_tree_shares_one_budget():
+    scalar = "{{kurl range 1000}}" + "x" * 100 + "{{kurl end}}"            # 100,000 characters each
+    assert len(render_tree({"a": [scalar] * 10}, DATA)["a"][9]) == 100000
+    with pytest.raises(KurlTemplateError) as err:
+        render_tree({"spec": {"collectors": [scalar] * 11}}, DATA, "hp.yaml")
+    assert str(err.value).startswith("hp.yaml at spec.collectors[10]: line 1: the rendered text is over the limit")
+
+
+@pytest.mark.parametrize("literal", [r'"\U7fffffff"', r'"\U00110000"', r'"\ud800"', r'"\U0000dfff"'])
+def test_an_escape_that_is_not_a_rune_is_refused(literal):
+    assert "invalid escape" in _refused("{{kurl %s}}" % literal)
+
+
+def test_has_compares_nested_values_as_go_s_deep_equal():
+    assert render_text('{{kurl has (list 1 "a") (list (list 1 "a") 2)}} {{kurl has (list 1) (list (list 1.0))}}', DATA) \
+        == "true false"
+
+
+def test_quote_escapes_as_go_does_on_both_paths():
+    assert render_text(r'{{kurl quote "a\"b\\c"}} {{kurl quote "t\tu\u00e9\x01\U0001F600"}}', DATA) == \
+        '"a\\"b\\\\c" "t\\tu\u00e9\\x01\U0001F600"'
+
+
+def test_a_python_recursion_limit_below_the_bound_is_still_one_line():
+    depth = len(_frames())
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + 60)
+    try:
+        message = _refused("{{kurl if true}}" * 90 + "{{kurl end}}" * 90)
+    finally:
+        sys.setrecursionlimit(old)
+    assert "nested too deep for this Python (the limit is 100 levels)" in message and "\n" not in message
+
+
+def _frames():
+    frame, frames = sys._getframe(), []  # pylint: disable=protected-access
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    return frames
+
+
+def test_the_bounds_are_what_the_docs_say():
+    assert (MAX_STEPS, MAX_TOKENS, MAX_STRING, MAX_DEPTH) == (1000000, 50000, 1024 * 1024, 100)
+
+
+def test_preflight_check_renders_every_document_of_a_host_within_one_budget():
+    from ansible_collections.mooring.cluster.plugins.modules.preflight_check import spec_documents  # pylint: disable=import-outside-toplevel
+
+    loop = {"apiVersion": "troubleshoot.sh/v1beta2", "kind": "HostPreflight",
+            "spec": {"collectors": ["{{kurl range 300000}}{{kurl end}}"]}}  # 600,000 steps: two are too many
+    params = {"installer": {}, "host_preflight_file": None, "run": "install", "primary_hosts": [], "secondary_hosts": []}
+    assert len(spec_documents(dict(params, host_preflight=[loop]))["primary"]) == 1
+    with pytest.raises(KurlTemplateError) as err:
+        spec_documents(dict(params, host_preflight=[loop, loop]))
+    assert str(err.value).startswith("host_preflight[1] at spec.collectors[0]: line 1: ")
