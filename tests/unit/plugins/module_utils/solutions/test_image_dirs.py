@@ -40,11 +40,6 @@ def test_image_dir_rules(name, tag, wrong):
     assert problem == ("not an image directory images/NAME/TAG: " + "; ".join(wrong) if wrong else None)
 
 
-@pytest.fixture(scope="module")
-def built_iso(tmp_path_factory):
-    return metalk8s.build(str(tmp_path_factory.mktemp("metalk8s")), "1.0.0")
-
-
 def _iso_with(tmp_path, built_iso, spec_images):
     src = str(tmp_path / "src")
     shutil.copytree(os.path.join(os.path.dirname(built_iso), "src-1.0.0"), src, symlinks=True)

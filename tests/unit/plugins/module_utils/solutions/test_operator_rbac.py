@@ -191,11 +191,6 @@ def test_rendering_refuses_a_broad_grant_its_import_did_not_allow():
 
 
 # --------------------------------------------------------------------------- MetalK8s ISOs
-@pytest.fixture(scope="module")
-def built_iso(tmp_path_factory):
-    return metalk8s.build(str(tmp_path_factory.mktemp("metalk8s")), "1.0.0")
-
-
 def test_a_metalk8s_iso_trusted_by_its_sha256sum_may_not_grant_cluster_admin_to_everyone(built_iso, tmp_path, capsys):
     src = str(tmp_path / "src")
     shutil.copytree(os.path.join(os.path.dirname(built_iso), "src-1.0.0"), src, symlinks=True)
