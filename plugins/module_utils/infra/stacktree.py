@@ -170,16 +170,13 @@ def open_plain(path):
     last component is not followed); StackError naming it otherwise (a link put there after the
     tree was checked, a FIFO: never read from)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        return fileio.open_regular(path, "stack file", os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))[0]
+    except fileio.NotRegularFileError:
+        raise StackError("stack file %s is not a file" % shown(path), [_not_plain(path, os.lstat(path))]) from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise StackError("stack file %s is a symlink" % shown(path), [link_problem(path)]) from None
         raise
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise StackError("stack file %s is not a file" % shown(path), [_not_plain(path, st)])
-    return os.fdopen(fd, "rb")
 
 
 def walk_plain(root, keep=()):
