@@ -16,6 +16,7 @@ import yaml
 
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import images as solution_images
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import k8s, operatordeploy
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.isoread import IsoReader
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import SolutionError
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.validate import validate_archive
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli import main as cli
@@ -194,3 +195,29 @@ def test_export_turns_dir_images_into_oci_archives_for_containerd(built, tmp_pat
         "solutions.mooring.local/example-solution-1.0.0/%s:%s" % it for it in metalk8s.image_list("1.0.0")]
     assert [i["digest"] for i in images] == [i["digest"] for i in s["images"]]
     assert solution_images.export_images(built, s, "solutions.mooring.local", str(tmp_path / "out"))[1] is False
+
+
+@pytest.mark.parametrize("depth", [9, 16, 30])
+def test_directories_deeper_than_iso9660_with_repeated_names_are_read_at_their_rock_ridge_paths(built, tmp_path, depth):
+    """genisoimage moves directories deeper than 8 levels under rr_moved and links them back (Rock Ridge CL/RE);
+    pycdlib's own walk loses its way in them when names repeat (it listed 100,000 members at depth 16)."""
+    deep = os.path.join("ui", *(["x"] * depth))
+
+    def change(src):
+        os.makedirs(os.path.join(src, deep))
+        with open(os.path.join(src, deep, "f.txt"), "w") as f:
+            f.write("at depth %d\n" % depth)
+
+    iso = rebuild(tmp_path, built, change)
+    assert validate_archive(iso)["name"] == "example-solution"
+    reader = IsoReader(open(iso, "rb"), iso, os.path.getsize(iso))  # noqa: SIM115 - the reader closes it
+    try:
+        kinds = {e.path: e.kind for e in reader.entries}
+        assert [kinds.get(os.path.join("ui", *(["x"] * n))) for n in range(1, depth + 1)] == ["dir"] * depth
+        assert not [p for p in kinds if p.startswith("rr_moved")]
+        out = tmp_path / "f.txt"
+        with open(out, "wb") as f:
+            reader.stream(next(e for e in reader.entries if e.path == os.path.join(deep, "f.txt")), f)
+        assert out.read_text() == "at depth %d\n" % depth
+    finally:
+        reader.close()
