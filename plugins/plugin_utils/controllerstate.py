@@ -56,8 +56,12 @@ SIGNATURE = "MANIFEST.json.sig"
 # begin with "{"), so a backup's signature never verifies as a bundle's, nor a bundle's as a backup's.
 SIGNED_PREFIX = b"mooring.controller-backup/v2 MANIFEST.json\n"
 # The controller's state is keys, certificates, locks and reports: megabytes. Anything far larger is not one.
-MAX_ARCHIVE = 256 * 1024 * 1024
+MAX_ARCHIVE = 64 * 1024 * 1024
 MAX_FILES = 20000
+# An archive of MAX_ARCHIVE bytes of files: age adds 16 bytes per 64 KiB, tar a header and padding per member.
+MAX_CIPHER = MAX_ARCHIVE + (MAX_FILES + 2) * 1024 + 1024 * 1024
+# 20,000 files and their directories take about 5 MB of manifest.
+MAX_MANIFEST = 16 * 1024 * 1024
 MAX_KEY_FILE = 64 * 1024
 MAX_NAME_BYTES = 255
 ITEM_KINDS = ("file", "directory")
@@ -232,7 +236,7 @@ def pack(items, recipient_values, dest, signing_key_path, now=None):
         manifest["directories"] += [{"item": name, "path": rel, "mode": "%04o" % mode} for rel, mode in directories]
         for rel, absolute, st in files:
             with open(absolute, "rb") as handle:
-                data = handle.read(MAX_ARCHIVE + 1)
+                data = handle.read(min(st.st_size, MAX_ARCHIVE) + 1)  # read(n) reserves n bytes
             total += len(data)
             if total > MAX_ARCHIVE or len(manifest["files"]) >= MAX_FILES:
                 raise ControllerStateError("the controller state is larger than %d bytes or %d files; not an archive "
@@ -373,25 +377,25 @@ def read_archive(path, identity_path, trusted):
         raise ControllerStateError("%s does not exist" % path) from None
     if kind != "file":
         raise ControllerStateError("%s is not a regular file" % path)
-    if st.st_size > MAX_ARCHIVE * 2:
-        raise ControllerStateError("%s is larger than %d bytes; not a controller backup" % (path, MAX_ARCHIVE * 2))
+    if st.st_size > MAX_CIPHER:
+        raise ControllerStateError("%s is larger than %d bytes; not a controller backup" % (path, MAX_CIPHER))
     with open(path, "rb") as handle:
-        cipher = handle.read(MAX_ARCHIVE * 2 + 1)
+        cipher = handle.read(st.st_size + 1)  # never more than the file holds: read(n) reserves n bytes
     try:
         plain = pyrage.decrypt(cipher, keys)
     except pyrage.DecryptError as exc:
         raise ControllerStateError("%s cannot be decrypted with %s: not encrypted to this key, or damaged (%s)"
                                    % (path, identity_path, exc)) from None
-    data = {}
-    try:
-        with open_tar(fileobj=io.BytesIO(plain), mode="r:") as tar:
-            for info in tar:
-                if not info.isfile() or info.name in data or len(data) > MAX_FILES:
-                    raise ControllerStateError("member %s is not a single regular file" % excerpt(info.name, 200))
-                data[info.name] = tar.extractfile(info).read()
-    except (tarfile.TarError, MooringError) as exc:
-        raise ControllerStateError("%s: not a controller backup (%s)" % (path, exc)) from None
-    signer = _verify(path, data.get(MANIFEST), data.get(SIGNATURE), trusted)
+    del cipher
+    data, signer = {}, None
+    for name, body in _members(path, plain):
+        if name in data:
+            raise ControllerStateError("%s: not a controller backup (member %s twice)" % (path, excerpt(name, 200)))
+        data[name] = body
+        if len(data) == 2:  # the manifest and its signature come first: verified before any item is read
+            signer = _verify(path, data.get(MANIFEST), data.get(SIGNATURE), trusted)
+    if signer is None:
+        signer = _verify(path, data.get(MANIFEST), data.get(SIGNATURE), trusted)
     manifest = _manifest(path, data[MANIFEST])
     if manifest["signer"] != signer:
         raise ControllerStateError("%s: %s names signer %s but was signed by %s; refusing it"
@@ -409,6 +413,26 @@ def read_archive(path, identity_path, trusted):
     if extra:
         raise ControllerStateError("%s: %s not in the manifest" % (path, ", ".join(excerpt(e, 100) for e in extra[:5])))
     return manifest, wanted, signer
+
+
+def _members(path, plain):
+    """``(name, bytes)`` of each member of the decrypted tar, in order. Refused: a member that is not a regular file,
+    more members than :func:`pack` writes, a first or second member (the manifest, its signature) over
+    :data:`MAX_MANIFEST` bytes."""
+    try:
+        with open_tar(fileobj=io.BytesIO(plain), mode="r:") as tar:
+            for count, info in enumerate(tar):
+                if count >= MAX_FILES + 2:
+                    raise ControllerStateError("more than %d members (%d files, %s and its signature)"
+                                               % (MAX_FILES + 2, MAX_FILES, MANIFEST))
+                if not info.isfile():
+                    raise ControllerStateError("member %s is not a regular file" % excerpt(info.name, 200))
+                if count < 2 and info.size > MAX_MANIFEST:
+                    raise ControllerStateError("member %s is %d bytes, more than a manifest's %d"
+                                               % (excerpt(info.name, 200), info.size, MAX_MANIFEST))
+                yield info.name, tar.extractfile(info).read()
+    except (tarfile.TarError, MooringError) as exc:
+        raise ControllerStateError("%s: not a controller backup (%s)" % (path, exc)) from None
 
 
 def _claimed(body, key):
@@ -431,7 +455,7 @@ def _verify(path, body, signature, trusted):
                 "%s: a %s backup is not signed, so nothing tells it from one forged with the recipient's public key; "
                 "a restore refuses it: make a new backup with this version on the old controller, or extract it by hand "
                 "with age if you trust it (docs/controller-backup.md)" % (path, fmt))
-        raise ControllerStateError("%s: unsigned (no %s); refusing it" % (path, SIGNATURE))
+        raise ControllerStateError("%s: unsigned (no %s after %s); refusing it" % (path, SIGNATURE, MANIFEST))
     if len(signature) != ed25519.SIGNATURE_SIZE:
         raise ControllerStateError("%s: %s is %d bytes, not a %d-byte Ed25519 signature; refusing it"
                                    % (path, SIGNATURE, len(signature), ed25519.SIGNATURE_SIZE))

@@ -101,6 +101,26 @@ def open_regular(path, what="file", flags=0, allow_empty=True):
         raise
 
 
+def open_input(path, what, error, allow_empty=True):
+    """``(file object, os.stat result)`` of the input file ``path`` (a bundle, an archive: :func:`open_regular`),
+    every refusal one ``error`` (a MooringError class) worded the same way whatever the input: a directory, a
+    FIFO, device or socket, a missing file, an empty one (unless ``allow_empty``), one that cannot be opened."""
+    try:
+        handle, st = open_regular(path, what)
+    except NotRegularFileError as exc:
+        if exc.errno == errno.EISDIR:
+            raise error("%s: is a directory, not the %s file" % (path, what)) from None
+        raise error("%s: not a regular file (a FIFO, device or socket); give the %s file" % (path, what)) from None
+    except FileNotFoundError:
+        raise error("%s: no such %s file" % (path, what)) from None
+    except OSError as exc:
+        raise error("%s: cannot open the %s: %s" % (path, what, exc.strerror or exc)) from None
+    if st.st_size == 0 and not allow_empty:
+        handle.close()
+        raise error("%s: an empty file, not the %s" % (path, what))
+    return handle, st
+
+
 def read_regular(path, limit, what="file", flags=0):
     """The bytes of the regular file ``path`` (:func:`open_regular`), at most ``limit``: a larger file,
     or one that grows past ``limit`` while read, is :class:`TooLargeError` (never a partial read)."""
@@ -108,7 +128,9 @@ def read_regular(path, limit, what="file", flags=0):
     with handle:
         if st.st_size > limit:
             raise TooLargeError(errno.EFBIG, "%s: %d bytes; the limit is %d" % (_named(what, path), st.st_size, limit))
-        data = handle.read(limit + 1)
+        data = handle.read(min(st.st_size, limit) + 1)  # read(n) reserves n bytes: never the whole limit at once
+        if st.st_size < len(data) <= limit:  # it grew while read: the rest, up to the limit
+            data += handle.read(limit + 1 - len(data))
     if len(data) > limit:
         raise TooLargeError(errno.EFBIG, "%s: more than %d bytes; the limit is %d" % (_named(what, path), limit, limit))
     return data
