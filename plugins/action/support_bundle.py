@@ -36,20 +36,24 @@ def controller_files(lock, reports_dir):
     return files
 
 
+def make_bundle(results, lock, reports_dir, dest, now, controller, expiry_days=30, disk_pct=80, max_clock_offset=2.0):
+    """The support bundle from every host's registered ``support_collect`` result (``{host: result}``) and the
+    controller's lock and reports, written to ``dest`` (a file, or a directory it goes into); the task's result."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+    if os.path.isdir(dest):
+        dest = os.path.join(dest, "mooring-support-%s.tar.gz" % stamp)
+    hosts = {name: supportbundle.host_part(result) for name, result in results.items()}
+    entries, found, redacted = supportbundle.assemble(
+        hosts, controller_files(lock, reports_dir), {"now": now, "controller": controller}, expiry_days, disk_pct,
+        max_clock_offset)
+    size = supportbundle.write_archive(dest, "mooring-support-%s" % stamp, entries, now)
+    return {"changed": True, "path": dest, "size": size, "redacted": redacted,
+            "findings": [{"severity": s, "host": h, "text": t} for s, h, t in found],
+            "finding_lines": ["%s %s: %s" % (s.upper(), h, t) for s, h, t in found],
+            "index_lines": entries["index.md"].splitlines()}
+
+
 class ActionModule(MooringAction):
     def act(self, args, task_vars):
-        now = time.time()
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
-        dest = args["dest"]
-        if os.path.isdir(dest):
-            dest = os.path.join(dest, "mooring-support-%s.tar.gz" % stamp)
-        hosts = {name: supportbundle.host_part(result) for name, result in args["hosts"].items()}
-        files = controller_files(args["lock"], args["reports_dir"])
-        entries, found, redacted = supportbundle.assemble(
-            hosts, files, {"now": now, "controller": socket.gethostname()}, args["expiry_days"], args["disk_pct"],
-            args["max_clock_offset"])
-        size = supportbundle.write_archive(dest, "mooring-support-%s" % stamp, entries, now)
-        return {"changed": True, "path": dest, "size": size, "redacted": redacted,
-                "findings": [{"severity": s, "host": h, "text": t} for s, h, t in found],
-                "finding_lines": ["%s %s: %s" % (s.upper(), h, t) for s, h, t in found],
-                "index_lines": entries["index.md"].splitlines()}
+        return make_bundle(args["hosts"], args["lock"], args["reports_dir"], args["dest"], time.time(),
+                           socket.gethostname(), args["expiry_days"], args["disk_pct"], args["max_clock_offset"])

@@ -29,7 +29,9 @@ import tarfile
 import time
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightclock import judge_clock
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.support import MAX_TOTAL
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, PathEscapeError, excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import shown as _shown
 from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import safe_name, write_atomic
 from ansible_collections.mooring.cluster.plugins.module_utils.common.redact import merge_counts, redact
 from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import Shape, field, type_name
@@ -39,18 +41,17 @@ WATCHED_UNITS = ("etcd", "containerd", "kubelet", "keepalived")
 MAX_MEMBER = 255          # a file name below a host's directory (characters)
 MAX_DEPTH = 8             # its parts
 MAX_SHOWN = 300           # a host's text in one line of index.md
-MAX_TEXT = 64 * 1024 * 1024  # one file's text (a host sends at most 16 MiB in all)
+MAX_TEXT = 64 * 1024 * 1024  # one file's text
+MAX_HOST_TEXT = MAX_TOTAL  # a host's files in all: what support_collect sends at most
+MAX_NUMBER = 1e18         # a fact's number (a time, a percentage, an offset): anything larger is not one
 _KIND = re.compile(r"^[a-z0-9-]{1,40}$")
 _LAST_SECOND = 253402300799  # 9999-12-31 23:59:59 UTC: a later expiry is shown as that day
 
 
 def shown(value, limit=MAX_SHOWN):
-    """A host's text as one line of index.md: as it is when printable, else its excerpt (control characters
-    escaped), at most ``limit`` characters - never a line break that could start a line of its own."""
-    text = value if isinstance(value, str) else repr(value)
-    if text.isprintable():
-        return text if len(text) <= limit else text[:limit - 3] + "..."
-    return excerpt(text, limit)
+    """A host's text as one line of index.md (:func:`common.errors.shown`): never a line break that could start a
+    line of its own."""
+    return _shown(value, limit)
 
 
 def member_name(name):
@@ -61,7 +62,7 @@ def member_name(name):
         raise PathEscapeError("file name %s is not a relative path of at most %d parts and %d characters"
                               % (excerpt(name), MAX_DEPTH, MAX_MEMBER))
     for part in name.split("/"):
-        safe_name(part, "file name %s: part" % excerpt(name))
+        safe_name(part, "file name %s, part" % excerpt(name))
     return name
 
 
@@ -84,7 +85,8 @@ class _Part(Shape):
     def number(self, value, path, optional=False):
         if value is None and optional:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or abs(value) > MAX_NUMBER \
+                or not math.isfinite(value):
             self.expected(path, "a number", value, show_value=isinstance(value, float))
         return value
 
@@ -184,9 +186,14 @@ def check_part(part):
             problems.append("%s (left out)" % exc)
             return False, None
 
-    files = keep(shape.mapping, part.get("files"), "files")[1] or {}
-    for name in sorted(files, key=str):
+    files, total = keep(shape.mapping, part.get("files"), "files")[1] or {}, 0
+    for i, name in enumerate(sorted(files, key=str)):
         ok, text = keep(_file_text, shape, files, name)
+        total += len(text) if ok else 0
+        if total > MAX_HOST_TEXT:
+            problems.append("support_collect result: files: more than %d characters in all; %s and the %d after it "
+                            "left out" % (MAX_HOST_TEXT, excerpt(name), len(files) - i - 1))
+            break
         if ok:
             checked["files"][name] = text
     facts = keep(shape.mapping, part.get("facts"), "facts", True)[1] or {}
@@ -308,6 +315,7 @@ def assemble(hosts, controller_files, meta, expiry_days=30, disk_pct=80, max_clo
     checked here (:func:`check_part`). Every controller file, and every host text the index shows, is redacted
     here (the hosts' files were, on the hosts)."""
     redacted, parts, refused = {}, {}, []
+    hosts = {str(name): result for name, result in hosts.items()}  # inventory names are strings; anything else as one
     for host in sorted(hosts):
         part, problems = check_part(hosts[host])
         if part.get("unreachable"):
@@ -343,7 +351,7 @@ def write_archive(path, top, entries, mtime):
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
         for name in sorted(entries, key=lambda n: (n != "index.md", n)):
-            data = entries[name].encode("utf-8")
+            data = entries[name].encode("utf-8", "backslashreplace")  # a lone surrogate from a host's JSON: shown
             info = tarfile.TarInfo("%s/%s" % (top, name))
             info.size, info.mode, info.mtime = len(data), 0o600, int(mtime)
             tar.addfile(info, io.BytesIO(data))

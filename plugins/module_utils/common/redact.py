@@ -72,6 +72,9 @@ _KEY = (r"(?:%s|a(?<![\w.-]a)uth|\.dockerconfigjson|\.dockercfg|\.key(?<=[\w-]\.
         % _words(_SECRET_WORDS, r"(?:s|[-_]?(?:data|key|id))?"))
 _KEY_AT_END = re.compile(r"%s(?:\\?[\"'])?[ \t]*\Z" % _KEY)
 _EOL = r"(?=\n|\Z)"
+# A journal line's prefix, lowered: ``2026-12-03t10:00:00+0000 host unit[1]: `` or ``dec 03 10:00:00 host unit[1]: ``.
+_JOURNAL = (r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}t[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[+-][0-9]{4}|z)?|[a-z]{3} [ 0-9][0-9] "
+            r"[0-9]{2}:[0-9]{2}:[0-9]{2}) [^\s]{1,255} [^\s\[\]]{1,255}(?:\[[0-9]{1,10}\])?: ")
 # A quoted value: to its closing quote, or to the end of its line when it has none (never a failed scan).
 _DQ = r"\"(?:[^\"\\\n]|\\.?)*(?:\"|%s)" % _EOL
 _SQ = r"'[^'\n]*(?:'|%s)" % _EOL
@@ -162,10 +165,13 @@ PATTERNS = (
     # A block scalar: its name's line, then every blank or more-indented line (more than the name's, when the
     # name follows a list's "- "). Without an indicator, a plain scalar on the next, more-indented lines (not a
     # mapping, a list or a comment there).
-    ("kubeconfig", re.compile(r"^(?P<lead>(?P<i>[ \t]*)(?P<d>-[ \t]+)?(?P<k>[^\s:#][^\n:#]{0,127}):[ \t]*)"
-                              r"(?:[|>][0-9+-]{0,2}[ \t]*(?:#[^\n]*)?|(?:#[^\n]*)?(?=\n(?P=i)(?(d)[ \t]{2})[ \t]+"
-                              r"(?!-[ \t\n]|[#{\[]|[^\s:#][^\n:#]*:(?:[ \t]|$))\S))%s"
-                              r"(?:\n(?:(?P=i)(?(d)[ \t]{2})[ \t]+[^\n]*|[ \t]*%s))*" % (_EOL, _EOL), re.M), _block, True),
+    # A journal's prefix (``-o short-iso`` as support_collect reads it, or ``-o short``) before the name's line is
+    # before each of its lines too. Windows line ends are understood.
+    ("kubeconfig", re.compile(r"^(?P<lead>(?P<j>%s)?(?P<i>[ \t]*)(?P<d>-[ \t]+)?(?P<k>[^\s:#][^\n:#]{0,127}):[ \t]*)"
+                              r"(?:[|>][0-9+-]{0,2}[ \t]*(?:#[^\n]*)?|(?:#[^\n]*)?(?=\r?\n(?(j)%s)(?P=i)(?(d)[ \t]{2})[ \t]+"
+                              r"(?!-[ \t\r\n]|[#{\[]|[^\s:#][^\n:#]*:(?:[ \t]|\r?$))\S))\r?%s"
+                              r"(?:\n(?(j)%s)(?:(?P=i)(?(d)[ \t]{2})[ \t]+[^\n]*|[ \t\r]*%s))*"
+                              % (_JOURNAL, _JOURNAL, _EOL, _JOURNAL, _EOL), re.M), _block, True),
     ("url", re.compile(r"://(?<=[a-z0-9+.-]://)(?P<u>[^:/?#@\s\"'<>\\]{0,256}):(?!%s@)[^/?#\s\"'<>\\]{1,256}@" % MARK.lower()),
      lambda f: "://%s:%s@" % (f.group("u"), MARK), True),
     ("bearer", re.compile(r"authorization(?:\\?[\"'])?[ \t]*[:=][ \t]*\[?(?:\\?[\"'])?(?!(?:(?:%s)[ \t]+)?%s\b)"
