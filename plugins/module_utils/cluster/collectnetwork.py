@@ -30,6 +30,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.collectspe
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.hostio import MIB, CollectError, first_ipv4
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightgather import probe_tcp
 from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
 
 MAX_BODY = MIB                  # an HTTP response body, kept
 PORT_TIMEOUT = 10.0             # tcpPortStatus, as troubleshoot
@@ -165,7 +166,7 @@ def _tcp_connect(host, spec, path):
     timeout = spec_seconds(spec, "timeout", CONNECT_TIMEOUT)
     name, _sep, port = address.rpartition(":")
     if not name or not port.isdigit() or not 0 < int(port) < 65536:
-        return _status_files(path, ERROR, "address %r is not host:port" % address)
+        return _status_files(path, ERROR, "address %s is not host:port" % excerpt(address))
     ok, message = probe_tcp(name.strip("[]"), int(port), timeout)
     if ok:
         status = CONNECTED
@@ -186,7 +187,7 @@ def _tcp_load_balancer(host, spec, path):
     timeout = min(spec_seconds(spec, "timeout", LB_TIMEOUT_MAX), LB_TIMEOUT_MAX)
     dial = dial_address(address)
     if dial is None:
-        return _status_files(path, INVALID, "invalid load balancer address %r (expected host:port)" % address)
+        return _status_files(path, INVALID, "invalid load balancer address %s (expected host:port)" % excerpt(address))
     status, message = _round_trip(host, LISTEN_ALL, port, dial, timeout)
     return _status_files(path, status, message)
 
@@ -223,7 +224,7 @@ def _http(host, spec, path):
 def _http_request(method, url, headers, data, insecure, timeout):
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
-        raise ValueError("unsupported URL scheme %r (http or https)" % parts.scheme)
+        raise ValueError("unsupported URL scheme %s (http or https)" % excerpt(parts.scheme))
     netguard.check_url(url)
     context = ssl.create_default_context()
     if insecure:
@@ -272,25 +273,31 @@ def _subnet_available(host, spec, path):
     except ValueError as exc:
         raise CollectError("CIDRRangeAlloc: %s" % exc) from None
     size = spec_int(spec, "desiredCIDR", low=pool.prefixlen, high=32)
-    routes = []
+    spans = []
     for line in host.read("/proc/net/route").splitlines()[1:]:
         fields = line.split()
         if len(fields) < 8:
             continue
         dest, mask = (ipaddress.IPv4Address(int(f, 16).to_bytes(4, "little")) for f in (fields[1], fields[7]))
         if int(dest) or int(mask):
-            routes.append(ipaddress.IPv4Network("%s/%s" % (dest, mask), strict=False))
+            route = ipaddress.IPv4Network("%s/%s" % (dest, mask), strict=False)
+            spans.append((int(route.network_address), int(route.broadcast_address)))
+    used = []  # the routes' addresses as disjoint ranges, in order: one pass finds the first free subnet
+    for lo, hi in sorted(spans):
+        if used and lo <= used[-1][1] + 1:
+            used[-1][1] = max(used[-1][1], hi)
+        else:
+            used.append([lo, hi])
     step = 2 ** (32 - size)
     start, last = int(pool.network_address), int(pool.broadcast_address)
-    status = "no-subnet-available"
+    status, i = "no-subnet-available", 0
     while start + step - 1 <= last:
-        candidate = ipaddress.IPv4Network((start, size))
-        clashes = [r for r in routes if r.overlaps(candidate)]
-        if not clashes:
+        while i < len(used) and used[i][1] < start:
+            i += 1
+        if i == len(used) or used[i][0] > start + step - 1:
             status = "a-subnet-is-available"
             break
-        past = max(int(r.broadcast_address) for r in clashes) + 1
-        start = max(start + step, -(-past // step) * step)
+        start = -(-(used[i][1] + 1) // step) * step  # the first subnet boundary past the range in the way
     return {path: {"CIDRRangeAlloc": str(spec["CIDRRangeAlloc"]), "desiredCIDR": size, "status": status}}
 
 

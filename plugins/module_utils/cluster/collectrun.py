@@ -13,6 +13,7 @@ import tempfile
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.collectspec import spec_seconds, spec_text
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.hostio import MAX_OUTPUT, RUN_TIMEOUT, CollectError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
 
 
 def _run(host, spec, path):
@@ -51,7 +52,7 @@ def _run_env(spec, env_list):
     for item in env_list:
         name, sep, value = str(item).partition("=")
         if not sep or not name or not value or "=" in value:
-            raise CollectError("env entry %r must be NAME=VALUE" % (item,))
+            raise CollectError("env entry %s must be NAME=VALUE" % excerpt(item))
         env[name] = value
     return env
 

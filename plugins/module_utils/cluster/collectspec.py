@@ -11,6 +11,8 @@ import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostpreflight
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.hostio import CollectError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import must_be
 
 
 def spec_text(spec, key, default=None, required=False):
@@ -21,7 +23,7 @@ def spec_text(spec, key, default=None, required=False):
             raise CollectError("%s is required" % key)
         return default
     if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-        raise CollectError("%s must be a string, got %r" % (key, value))
+        raise CollectError("%s: %s" % (key, must_be("a string", value)))
     return str(value)
 
 
@@ -33,9 +35,9 @@ def spec_int(spec, key, default=None, low=0, high=None):
     try:
         number = int(str(value), 10)
     except ValueError:
-        raise CollectError("%s must be an integer, got %r" % (key, value)) from None
+        raise CollectError("%s: %s" % (key, must_be("an integer", value))) from None
     if number < low or (high is not None and number > high):
-        raise CollectError("%s must be between %d and %s, got %d" % (key, low, high if high is not None else "any", number))
+        raise CollectError("%s: %s" % (key, must_be("between %d and %s" % (low, high if high is not None else "any"), number)))
     return number
 
 
@@ -47,9 +49,9 @@ def spec_seconds(spec, key, default):
     try:
         seconds = hostpreflight.duration_ns(str(value).strip()) / 1e9
     except hostpreflight.ConditionError:
-        raise CollectError("%s %r is not a duration (e.g. 10s, 500ms, 2m)" % (key, value)) from None
+        raise CollectError("%s %s is not a duration (e.g. 10s, 500ms, 2m)" % (key, excerpt(value))) from None
     if seconds <= 0:
-        raise CollectError("%s must be more than 0, got %r" % (key, value))
+        raise CollectError("%s: %s" % (key, must_be("more than 0", value)))
     return seconds
 
 

@@ -223,8 +223,9 @@ def _filesystem_performance(host, spec, path):
         raise CollectError("fileSize: %s" % exc) from None
     op_size = spec_int(spec, "operationSize", spec.get("operationSizeBytes") or 1024, low=1, high=64 * MIB)
     timeout = spec_seconds(spec, "timeout", FSPERF_TIMEOUT)
-    if str(spec.get("runTime") or "").isdigit() and int(spec["runTime"]) > 0:
-        timeout = min(timeout, float(spec["runTime"]))
+    run_time = spec_int(spec, "runTime", 0, 0, 24 * 3600) if str(spec.get("runTime") or "").isdigit() else 0
+    if run_time > 0:
+        timeout = min(timeout, float(run_time))
     if file_size < 1:
         raise CollectError("fileSize must be at least 1 byte")
     full = host.path(directory)

@@ -16,8 +16,13 @@ import signal
 import subprocess
 import threading
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import NotRegularFileError, TooLargeError, read_regular
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, PathEscapeError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import (
+    NotRegularFileError,
+    TooLargeError,
+    read_regular,
+    under_root,
+)
 
 MIB = 1024 * 1024
 MAX_READ = 4 * MIB              # any one file read
@@ -94,7 +99,13 @@ class Host:
         self._ip = None
 
     def path(self, path):
-        return os.path.join(self.root, str(path).lstrip("/"))
+        """``path`` under ``root``; below a root other than ``/`` it must stay there once links are resolved."""
+        if self.root == "/":
+            return os.path.join(self.root, str(path).lstrip("/"))
+        try:
+            return under_root(self.root, str(path).lstrip("/"))
+        except PathEscapeError as exc:
+            raise CollectError(str(exc)) from None
 
     def read(self, path, default=_MISSING, limit=MAX_READ):
         try:

@@ -227,7 +227,7 @@ _NO_NE = ("=", "==", "===", "<", ">", "<=", ">=")
 
 def _compare(op, actual, expected, allowed=tuple(_OPS)):
     if op not in allowed:
-        raise ConditionError("unsupported operator %r" % op)
+        raise ConditionError("unsupported operator %s" % excerpt(op))
     return _OPS[op](actual, expected)
 
 
@@ -241,7 +241,7 @@ def _int(text):
 def _tokens(when, count):
     parts = when.split(" ")
     if len(parts) != count:
-        raise ConditionError("expected %d space-separated parts, got %r" % (count, when))
+        raise ConditionError("expected %d space-separated parts, got %s" % (count, excerpt(when)))
     return parts
 
 
@@ -258,13 +258,13 @@ def _cpu(when, data):
     if len(parts) == 2:
         parts = ["count"] + parts
     if len(parts) != 3:
-        raise ConditionError("unable to parse conditional %r" % when)
+        raise ConditionError("unable to parse conditional %s" % excerpt(when))
     subject, op, value = parts
     flags = set(data.get("flags") or [])
     if op.lower() == "supports":
         names = [name for name, _f in _X86_LEVELS]
         if value not in names:
-            raise ConditionError("unknown microarchitecture level %r" % value)
+            raise ConditionError("unknown microarchitecture level %s" % excerpt(value))
         need = set().union(*(f for _n, f in _X86_LEVELS[:names.index(value) + 1]))
         return need <= flags
     if op.lower() == "hasflags":
@@ -275,7 +275,7 @@ def _cpu(when, data):
     counts = {"logical": data.get("logicalCount") or 0, "physical": data.get("physicalCount") or 0}
     counts["count"] = max(counts.values())
     if subject not in counts:
-        raise ConditionError("unknown cpu subject %r" % subject)
+        raise ConditionError("unknown cpu subject %s" % excerpt(subject))
     return _compare(op, counts[subject], _int(value))
 
 
@@ -296,16 +296,16 @@ def _disk_usage(when, data):
         try:
             expected = float(value[:-1]) / 100.0 if value.endswith("%") else float(value)
         except ValueError:
-            raise ConditionError("%r is not a ratio or percentage" % value) from None
+            raise ConditionError("%s is not a ratio or percentage" % excerpt(value)) from None
         return _compare(op, ratio, expected, _NO_NE)
-    raise ConditionError("unknown disk usage statistic %r" % stat)
+    raise ConditionError("unknown disk usage statistic %s" % excerpt(stat))
 
 
 def _version(text):
     """Leading numeric x.y.z of a version, zero-padded to three parts (``22.04`` -> (22, 4, 0))."""
     m = re.match(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?", str(text or ""))
     if not m:
-        raise ConditionError("%r is not a version" % (text,))
+        raise ConditionError("%s is not a version" % excerpt(text))
     return tuple(int(p or 0) for p in m.groups())
 
 
@@ -313,7 +313,7 @@ def _host_os(when, data):
     parts = when.split(" ")
     if not parts or len(parts) % 3:
         raise ConditionError("expected '<name> <op> <version>' optionally followed by '&& <op> <version>' or "
-                             "'|| <op> <version>': %r" % when)
+                             "'|| <op> <version>': %s" % excerpt(when))
     subject = parts[0]
     if subject == "kernelVersion":
         actual = _version(data.get("kernelVersion"))
@@ -332,7 +332,7 @@ def _host_os(when, data):
             ors.append(ands)
             ands = []
         elif joiner != "&&":
-            raise ConditionError("expected && or || in %r" % when)
+            raise ConditionError("expected && or || in %s" % excerpt(when))
         ands.append((op, ver))
     ors.append(ands)
     return any(all(_compare(op, actual, _version(ver)) for op, ver in group) for group in ors)
@@ -344,7 +344,7 @@ def _host_services(when, data):
         raise ConditionError("the hostServices result must be a list of units (mappings of Unit, Load, Active, Sub)")
     unit = next((u for u in data or [] if u.get("Unit") == service or str(u.get("Unit", "")).startswith(service)), None)
     if op not in ("=", "==", "!=", "<>"):
-        raise ConditionError("unsupported operator %r" % op)
+        raise ConditionError("unsupported operator %s" % excerpt(op))
     if unit is None:
         return False
     wanted = state.split(",")
@@ -359,11 +359,11 @@ def _time(when, data):
     if keyword == "ntp":
         states = {"%s+%s" % (s, a) for s in ("synchronized", "unsynchronized") for a in ("active", "inactive")}
         if value not in states:
-            raise ConditionError("unknown ntp state %r" % value)
+            raise ConditionError("unknown ntp state %s" % excerpt(value))
         actual = "%s+%s" % ("synchronized" if data.get("ntp_synchronized") else "unsynchronized",
                             "active" if data.get("ntp_active") else "inactive")
         return _compare(op, actual, value, ("=", "==", "==="))
-    raise ConditionError("unknown time keyword %r" % keyword)
+    raise ConditionError("unknown time keyword %s" % excerpt(keyword))
 
 
 def _status(when, data):
@@ -376,12 +376,13 @@ def _http(when, data):
         return "error" in data
     _kw, op, value = _tokens(when, 3)
     if _kw != "statusCode":
-        raise ConditionError("expected 'error' or 'statusCode <op> <code>': %r" % when)
+        raise ConditionError("expected 'error' or 'statusCode <op> <code>': %s" % excerpt(when))
     response = data.get("response")
     return bool(response) and _compare(op, int(response.get("status") or 0), _int(value), ("=", "==", "==="))
 
 
 _DURATION = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)$")
+MAX_DURATION_NS = 2 ** 63 - 1
 _NS = {"ns": 1, "us": 10 ** 3, "µs": 10 ** 3, "ms": 10 ** 6, "s": 10 ** 9, "m": 60 * 10 ** 9, "h": 3600 * 10 ** 9}
 PERCENTILES = {"p1": "1.000000", "p5": "5.000000", "p10": "10.000000", "p20": "20.000000", "p30": "30.000000",
                "p40": "40.000000", "p50": "50.000000", "p60": "60.000000", "p70": "70.000000", "p80": "80.000000",
@@ -393,8 +394,11 @@ def duration_ns(text):
     """Nanoseconds of a Go duration (``10ms``, ``1.5s``, ``2m``)."""
     m = _DURATION.match(text)
     if not m:
-        raise ConditionError("%r is not a duration (e.g. 10ms)" % text)
-    return float(m.group(1)) * _NS[m.group(2)]
+        raise ConditionError("%s is not a duration (e.g. 10ms)" % excerpt(text))
+    ns = float(m.group(1)) * _NS[m.group(2)]
+    if not ns <= MAX_DURATION_NS:  # Go's time.Duration is an int64 of nanoseconds (about 292 years)
+        raise ConditionError("%s is not a duration: out of range" % excerpt(text))
+    return ns
 
 
 def fsperf_latencies(data):
@@ -415,7 +419,7 @@ def _fs_performance(when, data):
     keyword, op, value = _tokens(when, 3)
     latencies = fsperf_latencies(data)
     if keyword.lower() not in latencies or latencies[keyword.lower()] is None:
-        raise ConditionError("unknown latency %r" % keyword)
+        raise ConditionError("unknown latency %s" % excerpt(keyword))
     return _compare(op, float(latencies[keyword.lower()]), duration_ns(value), _NO_NE)
 
 
@@ -430,14 +434,20 @@ def _kernel_modules(when, data):
         return all(ok)
     if op in ("!=", "<>"):
         return not all(ok)
-    raise ConditionError("unsupported operator %r" % op)
+    raise ConditionError("unsupported operator %s" % excerpt(op))
+
+
+_SYSCTL_OP = re.compile(r"[><=]=*")
 
 
 def _sysctl(when, data):
-    m = re.match(r"^([^\s]+)\s+([><=]=*)\s+(.+)$", when)
-    if not m:
-        raise ConditionError("expected '<parameter> <op> <value>': %r" % when)
-    name, op, value = m.groups()
+    """``<parameter> <op> <value>``, read by splitting (a regular expression over blanks backtracks)."""
+    parts = when.split(None, 1)
+    op = _SYSCTL_OP.match(parts[1]) if len(parts) == 2 else None
+    value = parts[1][op.end():] if op else ""
+    if not op or not value[:1].isspace() or not value.strip() or "\n" in value.strip():
+        raise ConditionError("expected '<parameter> <op> <value>': %s" % excerpt(when))
+    name, op = parts[0], op.group(0)
     if name not in data:
         raise ConditionError("sysctl parameter %s was not collected" % name)
     if op in ("=", "==", "==="):
@@ -447,14 +457,14 @@ def _sysctl(when, data):
 
 def _subnet_contains(when, data):
     if when not in ("true", "false"):
-        raise ConditionError("expected true or false: %r" % when)
+        raise ConditionError("expected true or false: %s" % excerpt(when))
     return bool(data.get("contains")) == (when == "true")
 
 
 def _ipv4_interfaces(when, data):
     keyword, op, value = _tokens(when, 3)
     if keyword != "count":
-        raise ConditionError("expected 'count <op> <n>': %r" % when)
+        raise ConditionError("expected 'count <op> <n>': %s" % excerpt(when))
     return _compare(op, len(data or []), _int(value), _NO_NE)
 
 
@@ -511,8 +521,17 @@ def _select_files(spec, collected):
             if path.startswith(key) or fnmatch.fnmatchcase(path, key)}
 
 
-def _text(content):
-    return content if isinstance(content, str) else json.dumps(content, sort_keys=True)
+def _text(content, path):
+    """A collected result as the text a regex reads: itself, or its JSON (built only up to the bound on the text)."""
+    if isinstance(content, str):
+        return content
+    chunks, size = [], 0
+    for chunk in json.JSONEncoder(sort_keys=True).iterencode(content):
+        size += len(chunk)
+        if size > linre.MAX_TEXT:
+            raise ConditionError("%s: the result is more than %d characters as JSON" % (path, linre.MAX_TEXT))
+        chunks.append(chunk)
+    return "".join(chunks)
 
 
 def _search(pattern, path, text, groups):
@@ -534,7 +553,7 @@ def _text_analyze(title, spec, collected):
         return None if spec.get("ignoreIfNoFiles") else _result(title, "warn", {"message": "No matching files"})
     results = []
     for path, content in sorted(files.items()):
-        text = _text(content)
+        text = _text(content, path)
         if spec.get("regex"):
             matched = _search(spec["regex"], path, text, False)
             last = None

@@ -28,6 +28,7 @@ import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import KubeadmError, parse_version
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import must_be
 
 
 class PreflightError(MooringError):
@@ -142,7 +143,7 @@ def settings(thresholds=None, disks=None, ports=None, distributions=None, kernel
     ed = _etcd_disk(etcd_disk, problems)
     clock = DEFAULT_MAX_CLOCK_OFFSET if max_clock_offset is None else max_clock_offset
     if not isinstance(clock, (int, float)) or isinstance(clock, bool) or clock <= 0:
-        problems.append("max_clock_offset: seconds, a number above 0, got %r" % (clock,))
+        problems.append("max_clock_offset: %s" % must_be("seconds, a number above 0", clock))
     dist = _distributions(distributions, problems)
     kube = _kubernetes(kubernetes, problems)
     if problems:
@@ -169,14 +170,14 @@ def _thresholds(thresholds, problems):
             if isinstance(lim, (int, float)) and not isinstance(lim, bool):
                 lim = {"min": lim}
             if not isinstance(lim, dict) or set(lim) - {"min", "recommended"}:
-                problems.append("thresholds.%s.%s: expected a number or {min, recommended}, got %r" % (role, key, lim))
+                problems.append("thresholds.%s.%s: %s" % (role, key, must_be("a number or {min, recommended}", lim)))
                 continue
             th[role][key].update(lim)
             if th[role][key]["recommended"] < th[role][key]["min"]:
                 th[role][key]["recommended"] = th[role][key]["min"]
             for k, v in th[role][key].items():
                 if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
-                    problems.append("thresholds.%s.%s.%s: must be a number >= 0, got %r" % (role, key, k, v))
+                    problems.append("thresholds.%s.%s.%s: %s" % (role, key, k, must_be("a number >= 0", v)))
     return th
 
 
@@ -185,7 +186,7 @@ def _disks(disks, problems):
     dk = []
     for i, d in enumerate(DEFAULT_DISKS if disks is None else disks):
         if not isinstance(d, dict) or not str(d.get("path", "")).startswith("/"):
-            problems.append("disks[%d]: needs an absolute path, got %r" % (i, d))
+            problems.append("disks[%d]: %s" % (i, must_be("an absolute path", d)))
             continue
         item = {"roles": list(ROLES), "min_free_mb": 0, "recommended_free_mb": 0, "purpose": d["path"]}
         item.update(d)
@@ -204,7 +205,7 @@ def _ports(ports, problems):
         if role not in ROLES:
             problems.append("ports: unknown role %r (use one of %s)" % (role, ", ".join(ROLES)))
         elif not all(isinstance(p, int) and 0 < p < 65536 for p in plist):
-            problems.append("ports.%s: every port must be an integer 1-65535, got %r" % (role, plist))
+            problems.append("ports.%s: %s" % (role, must_be("a list of integers 1-65535", plist)))
     return pt
 
 
@@ -230,13 +231,13 @@ def _etcd_disk(etcd_disk, problems):
     if unknown:
         problems.append("etcd_disk: unknown key(s) %s (use %s)" % (", ".join(unknown), ", ".join(sorted(DEFAULT_ETCD_DISK))))
     if not str(ed["path"]).startswith("/"):
-        problems.append("etcd_disk.path: needs an absolute path, got %r" % (ed["path"],))
+        problems.append("etcd_disk.path: %s" % must_be("an absolute path", ed["path"]))
     if not isinstance(ed["roles"], list) or [r for r in ed["roles"] if r not in ROLES]:
-        problems.append("etcd_disk.roles: a list of %s, got %r" % (", ".join(ROLES), ed["roles"]))
+        problems.append("etcd_disk.roles: %s" % must_be("a list of %s" % ", ".join(ROLES), ed["roles"]))
     for key, low, high in (("warn_p99_ms", 0, 10000), ("fail_p99_ms", 0, 10000), ("bytes", 0, 64 * MIB),
                            ("operation_bytes", 1, MIB), ("timeout_s", 1, 300)):
         if not isinstance(ed[key], (int, float)) or isinstance(ed[key], bool) or not low <= ed[key] <= high:
-            problems.append("etcd_disk.%s: a number from %s to %s, got %r" % (key, low, high, ed[key]))
+            problems.append("etcd_disk.%s: %s" % (key, must_be("a number from %s to %s" % (low, high), ed[key])))
     return ed
 
 
@@ -279,8 +280,8 @@ def _distributions(distributions, problems):
         return copy.deepcopy(DEFAULT_DISTRIBUTIONS)
     supported = platforms_text()
     if not isinstance(distributions, dict) or not distributions:
-        problems.append("distributions: a mapping of os-release ID to VERSION_IDs, at most %s; got %r (leave it unset "
-                        "for the default)" % (supported, distributions))
+        problems.append("distributions: %s (leave it unset for the default)"
+                        % must_be("a mapping of os-release ID to VERSION_IDs, at most %s" % supported, distributions))
         return {}
     out = {}
     for os_id, versions in sorted(distributions.items(), key=lambda kv: str(kv[0])):

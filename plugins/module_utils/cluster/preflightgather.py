@@ -17,14 +17,20 @@ import socket
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.hostdisk import free_mb, measure_disk
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import NEEDED_MODULES, platform_status
 from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard
+from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import read_regular
 
 TCP_LISTEN = "0A"
 
 
+MAX_READ = 16 * 1024 * 1024  # a file of /proc or /lib/modules (/proc/net/tcp of a busy node is a few MiB)
+MAX_MODULE_FILES = 100000    # files looked at under /lib/modules/RELEASE when it has no modules.dep
+
+
 def _read(root, path, default=None):
+    """The text of a regular file under ``root``, ``default`` when it is missing, not a regular file (a FIFO, a
+    device) or larger than MAX_READ."""
     try:
-        with open(os.path.join(root, path.lstrip("/")), encoding="utf-8", errors="replace") as f:
-            return f.read()
+        return read_regular(os.path.join(root, path.lstrip("/")), MAX_READ, "").decode("utf-8", "replace")
     except OSError:
         return default
 
@@ -113,7 +119,11 @@ def module_files(root, release):
                 if name:
                     loadable.add(name)
         else:
+            seen = 0
             for _dir, _subdirs, files in os.walk(os.path.join(root, moddir.lstrip("/"))):
+                seen += len(files) + len(_subdirs)
+                if seen > MAX_MODULE_FILES:  # not a module tree (a link to /, say): what was found so far
+                    break
                 loadable.update(n for n in (_module_name(f) for f in files) if n)
         break
     return builtin, loadable

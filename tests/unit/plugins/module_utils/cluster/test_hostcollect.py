@@ -235,7 +235,7 @@ def test_subnet_available_skips_routed_subnets(root):
     taken = {"CIDRRangeAlloc": "172.32.0.0/16", "desiredCIDR": 22}   # a /16 route covers all of it
     assert result("subnetAvailable", taken, root)["status"] == "no-subnet-available"
     collected, errors = run_one("subnetAvailable", {"CIDRRangeAlloc": "10.32.0.0/16", "desiredCIDR": 8}, root)
-    assert collected == {} and errors == ["subnetAvailable result: desiredCIDR must be between 16 and 32, got 8"]
+    assert collected == {} and errors == ["subnetAvailable result: desiredCIDR: must be between 16 and 32, not 8"]
 
 
 def routes(*cidrs):

@@ -752,10 +752,10 @@ def test_a_clock_5_s_apart_fails_and_a_close_one_passes():
     ({"networks": {"pod": "10.32.0.0/33"}}, "networks.pod: '10.32.0.0/33' is not a network in CIDR notation"),
     ({"networks": {"nodes": "10.0.0.0/8"}}, "networks: unknown network 'nodes'"),
     ({"etcd_disk": {"fail_p99": 5}}, "etcd_disk: unknown key(s) fail_p99"),
-    ({"etcd_disk": {"bytes": -1}}, "etcd_disk.bytes: a number from 0"),
-    ({"etcd_disk": {"path": "var/lib/etcd"}}, "etcd_disk.path: needs an absolute path"),
-    ({"etcd_disk": {"roles": ["masters"]}}, "etcd_disk.roles: a list of"),
-    ({"max_clock_offset": 0}, "max_clock_offset: seconds, a number above 0"),
+    ({"etcd_disk": {"bytes": -1}}, "etcd_disk.bytes: must be a number from 0"),
+    ({"etcd_disk": {"path": "var/lib/etcd"}}, "etcd_disk.path: must be an absolute path"),
+    ({"etcd_disk": {"roles": ["masters"]}}, "etcd_disk.roles: must be a list of"),
+    ({"max_clock_offset": 0}, "max_clock_offset: must be seconds, a number above 0"),
 ])
 def test_bad_field_check_settings_are_refused(kwargs, problem):
     with pytest.raises(pf.PreflightError) as err:
@@ -840,7 +840,7 @@ def test_distributions_setting_can_only_narrow():
     for value, needle in (({"rocky": ["9"]}, "distributions.rocky: the bundle cannot install onto rocky"),
                           ({"debian": ["11", "12"]}, "distributions.debian: ['11', '12'] - supported: Debian 12"),
                           ({"debian": "12"}, "distributions.debian: '12'"),
-                          ({}, "distributions: a mapping of os-release ID to VERSION_IDs, at most Debian 12")):
+                          ({}, "distributions: must be a mapping of os-release ID to VERSION_IDs, at most Debian 12")):
         with pytest.raises(pf.PreflightError) as exc:
             pf.settings(distributions=value)
         assert needle in str(exc.value), str(exc.value)
