@@ -58,8 +58,14 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(needed_groups(argv))
     args = parser.parse_args(argv)
+    return call(args.func, args)
+
+
+def call(func, *args):
+    """``func(*args)`` as a command: its exit code, with domain and file errors as one line each on stderr
+    (exit 1) and anything else one line naming the bug (exit 70)."""
     try:
-        code = int(args.func(args) or 0)
+        code = int(func(*args) or 0)
         sys.stdout.flush()
         return code
     except MooringError as exc:

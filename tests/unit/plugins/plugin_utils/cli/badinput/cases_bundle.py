@@ -414,12 +414,12 @@ def _plain(work, content, pub=True):
 M = r"error: .*/b\.tar: bundle\.json: (packages\.alpha\.)?"
 VERIFY_CASES = [
     # ---- the path
-    ("missing", lambda w: _plain(w, None), r"error: .*/b\.tar: cannot read the bundle \(No such file or directory\)"),
+    ("missing", lambda w: _plain(w, None), r"error: .*/b\.tar: no such bundle file"),
     ("directory", lambda w: (_plain(w, None), os.makedirs(os.path.join(w, "b.tar"))),
-     r"error: .*/b\.tar: is a directory, not a bundle file"),
+     r"error: .*/b\.tar: is a directory, not the bundle file"),
     ("fifo", lambda w: (_plain(w, None), os.mkfifo(os.path.join(w, "b.tar"))),
-     r"error: .*/b\.tar: not a regular file; a bundle is a tar file"),
-    ("empty", lambda w: _plain(w, b""), r"error: .*/b\.tar: empty file, not a bundle"),
+     r"error: .*/b\.tar: not a regular file \(a FIFO, device or socket\); give the bundle file"),
+    ("empty", lambda w: _plain(w, b""), r"error: .*/b\.tar: an empty file, not the bundle"),
     ("not-a-tar", lambda w: _plain(w, b"this is not a tar file\n" * 100), r"error: .*/b\.tar: damaged bundle"),
     ("random-bytes", lambda w: _plain(w, os.urandom(10240)), r"error: .*/b\.tar: (damaged|not a mooring) bundle"),
     ("gzipped", signed(post=_gzip_it), r"error: .*/b\.tar: damaged bundle"),
