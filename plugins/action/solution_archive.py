@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.images import export_images
@@ -15,8 +14,9 @@ from ansible_collections.mooring.cluster.plugins.plugin_utils.action import Moor
 
 
 class ActionModule(MooringAction):
+    PLAIN_ARGS = True
+
     def act(self, args, task_vars):
-        args = json.loads(json.dumps(args))  # plain Python types (no templating tags) for the backends
         summary = validate_archive(args["path"], pubkey_path=args["pubkey"],
                                    require_signature=args["require_signature"], sha256sum=args["sha256sum"],
                                    trusted_sha256=args["trusted_sha256"], require_trust=args["require_trust"],

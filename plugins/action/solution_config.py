@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import json
-
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.k8s import (
     available_images,
@@ -18,8 +16,9 @@ from ansible_collections.mooring.cluster.plugins.plugin_utils.action import Moor
 
 
 class ActionModule(MooringAction):
+    PLAIN_ARGS = True
+
     def act(self, args, task_vars):
-        args = json.loads(json.dumps(args))  # plain Python types (no templating tags) for the backends
         config = load_config(args["current"])
         if args["action"] != "show":
             # Not REQUIRED_IF: these messages name the action (and deactivate needs no version).

@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import json
-
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.configuration import (
     archive_identity,
     plan_configuration,
@@ -17,8 +15,9 @@ from ansible_collections.mooring.cluster.plugins.plugin_utils.action import Moor
 
 
 class ActionModule(MooringAction):
+    PLAIN_ARGS = True
+
     def act(self, args, task_vars):
-        args = json.loads(json.dumps(args))  # plain Python types (no templating tags) for the backends
         stored = load_config(args["current"])
         document = read_configuration(self.controller_file(args["path"]))
         contents, problems = {}, []

@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import json
-
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.environments import (
     MOORING,
@@ -25,8 +23,9 @@ def _is_namespace(obj):
 
 
 class ActionModule(MooringAction):
+    PLAIN_ARGS = True
+
     def act(self, args, task_vars):
-        args = json.loads(json.dumps(args))  # plain Python types (no templating tags) for the backends
         objects = args.pop("objects")
         if args["action"] == "show":
             return self.show(args, objects or [])

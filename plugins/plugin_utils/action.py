@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import json
 import os
 import time
 
@@ -91,6 +92,8 @@ class MooringAction(ActionBase):
     REQUIRED_ONE_OF = ()
     REQUIRED_TOGETHER = ()
     REQUIRED_IF = ()
+    # Arguments as plain JSON types (no templating tags, tuples as lists), for backends that compare or dump them.
+    PLAIN_ARGS = False
 
     @classmethod
     def plugin_name(cls):
@@ -139,6 +142,8 @@ class MooringAction(ActionBase):
             required_together=list(self.REQUIRED_TOGETHER),
             required_if=list(self.REQUIRED_IF),
         )[1]
+        if self.PLAIN_ARGS:
+            args = json.loads(json.dumps(args))  # plain Python types (no templating tags) for the backends
         try:
             result.update(self.act(args, task_vars or {}))
         except (MooringError, OSError) as exc:

@@ -19,3 +19,34 @@ def test_every_backend_file_is_on_the_map():
     assert len(files) > 50, files
     missing = sorted(os.path.relpath(f, ROOT) for f in files if os.path.basename(f) not in text)
     assert not missing, "docs/DEVELOPING.md does not name: %s" % ", ".join(missing)
+
+
+def _modules_with(base):
+    folder = os.path.join(ROOT, "plugins", "modules")
+    found = {}
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), encoding="utf-8") as handle:
+            text = handle.read()
+        if "(%s)" % base in text:
+            found[name[:-3]] = text
+    return found
+
+
+def test_host_modules_are_as_the_guide_says():
+    """Every MooringModule's main() is Name().execute(); the OpenStack base holds only the two modules it names."""
+    with open(os.path.join(ROOT, "docs", "DEVELOPING.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    mooring = _modules_with("MooringModule")
+    assert len(mooring) >= 10, sorted(mooring)
+    assert not [n for n, t in mooring.items() if "().execute()" not in t]
+    openstack = _modules_with("MooringOpenStackModule")
+    assert openstack and all("`%s`" % n in text for n in openstack), sorted(openstack)
+
+
+def test_the_module_budget_is_the_benchmark_s():
+    with open(os.path.join(ROOT, "docs", "DEVELOPING.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    with open(os.path.join(ROOT, "benchmarks", "install_bench.py"), encoding="utf-8") as handle:
+        bench = handle.read()
+    budget = int(bench.split("\nBUDGET = ", 1)[1].split()[0])
+    assert "budget <= %d on the busiest host" % budget in text

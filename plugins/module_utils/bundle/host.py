@@ -21,7 +21,6 @@ measured before tarfile reads what it announces: ``common/tarsafe.py``).
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
@@ -51,19 +50,8 @@ MAX_PUBLIC_KEY = 64 << 10  # a PEM public key is a few hundred bytes
 
 def open_bundle(path):
     """The bundle file at ``path`` opened for reading: a regular file, checked on the open descriptor
-    (fileio.open_regular: a FIFO or device is refused without a blocking read)."""
-    try:
-        handle, st = fileio.open_regular(path, "bundle")
-    except fileio.NotRegularFileError as exc:
-        if exc.errno == errno.EISDIR:
-            raise BundleError("%s: is a directory, not a bundle file" % path) from None
-        raise BundleError("%s: not a regular file; a bundle is a tar file" % path) from None
-    except OSError as exc:
-        raise BundleError("%s: cannot read the bundle (%s)" % (path, exc.strerror or exc)) from None
-    if st.st_size == 0:
-        handle.close()
-        raise BundleError("%s: empty file, not a bundle" % path)
-    return handle
+    (fileio.open_input: a FIFO or device is refused without a blocking read)."""
+    return fileio.open_input(path, "bundle", BundleError, allow_empty=False)[0]
 
 
 def read_public_key(path):

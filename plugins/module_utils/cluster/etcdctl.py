@@ -119,10 +119,6 @@ def peer_url(address, port=2380):
     return "https://%s:%d" % (_bracket(address), int(port))
 
 
-def client_url(address, port=2379):
-    return "https://%s:%d" % (_bracket(address), int(port))
-
-
 def _bracket(address):
     return "[%s]" % address if ":" in address and not address.startswith("[") else address
 

@@ -21,8 +21,8 @@ import re
 import secrets
 import string
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard, semver
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, excerpt
 
 
 class KubeadmError(MooringError):
@@ -43,16 +43,15 @@ DEFAULT_CRI_SOCKET = "unix:///run/containerd/containerd.sock"
 CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}
 MIN_MINOR = (1, 27)  # kubeadm 1.27+ reads v1beta3; v1beta4 from 1.31
 V1BETA4_FROM = (1, 31)
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?$")
 _TOKEN = re.compile(r"^[a-z0-9]{6}\.[a-z0-9]{16}$")
 
 
 def parse_version(text, field="kubernetes.version"):
-    """``'1.31.4'`` or ``'v1.31.4'`` -> ``(1, 31, 4)``."""
-    m = _VERSION.match(str(text or "").strip())
-    if not m:
-        raise KubeadmError("%s: %r is not a Kubernetes version like 1.31.4" % (field, text))
-    return tuple(int(x) for x in m.groups())
+    """``'1.31.4'`` or ``'v1.31.4'`` (a prerelease or build after it) -> ``(1, 31, 4)``."""
+    try:
+        return semver.parse(str(text or "").strip())[:3]
+    except ValueError:
+        raise KubeadmError("%s: %s is not a Kubernetes version like 1.31.4" % (field, excerpt(text))) from None
 
 
 def api_version(kubernetes_version):

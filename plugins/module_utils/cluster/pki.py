@@ -54,7 +54,8 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkistore i
     stale,
     write_atomic,
 )
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt, missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import must_be
 
 
 def _names(value, field):
@@ -62,7 +63,7 @@ def _names(value, field):
     items = field_list(value, field)
     for i, item in enumerate(items):
         if not isinstance(item, str):
-            raise PKIError("%s[%d] must be a certificate name, got %s" % (field, i, excerpt(item)))
+            raise PKIError("%s[%d]: %s" % (field, i, must_be("a certificate name", item)))
     return set(items)
 
 

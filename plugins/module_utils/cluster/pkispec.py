@@ -18,6 +18,7 @@ import ipaddress
 import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import must_be
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.network import host_problem, service_network_problem
 
 
@@ -102,7 +103,7 @@ def field_list(value, field):
     if value is None:
         return []
     if not isinstance(value, (list, tuple)):
-        raise PKIError("%s must be a list, got %s" % (field, excerpt(value)))
+        raise PKIError("%s: %s" % (field, must_be("a list", value)))
     return list(value)
 
 
@@ -129,8 +130,7 @@ def _members(value, field):
         if isinstance(item, str):
             item = {"name": item}
         if not isinstance(item, dict) or "name" not in item:
-            raise PKIError("%s must be a mapping with 'name' (and optional 'addresses', 'names'), got %s"
-                           % (where, excerpt(item)))
+            raise PKIError("%s: %s" % (where, must_be("a mapping with 'name' (and optional 'addresses', 'names')", item)))
         unknown = set(item) - {"name", "addresses", "names"}
         if unknown:
             raise PKIError("%s: unknown key(s) %s; allowed: name, addresses, names" % (where, listed(unknown)))
@@ -154,16 +154,16 @@ MAX_DAYS = 36500
 def _positive_int(spec, field):
     value = spec[field]
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise PKIError("%s must be a positive integer (days), got %s" % (field, excerpt(value)))
+        raise PKIError("%s: %s" % (field, must_be("a positive integer (days)", value)))
     if value > MAX_DAYS:
-        raise PKIError("%s must be at most %d days (100 years), got %d" % (field, MAX_DAYS, value))
+        raise PKIError("%s: %s" % (field, must_be("at most %d days (100 years)" % MAX_DAYS, value)))
     return value
 
 
 def normalize(spec):
     """Validate a PKI request and fill in defaults. Raises :class:`PKIError` naming the field."""
     if not isinstance(spec, dict):
-        raise PKIError("the PKI request must be a mapping, got %s" % excerpt(spec))
+        raise PKIError("the PKI request: %s" % must_be("a mapping", spec))
     unknown = set(spec) - set(DEFAULTS)
     if unknown:
         raise PKIError("unknown PKI option(s): %s; allowed: %s" % (listed(unknown), ", ".join(sorted(DEFAULTS))))
@@ -200,8 +200,7 @@ def normalize(spec):
     out["kubelets"] = kubelets
     endpoint = out["control_plane_endpoint"] or ""
     if not isinstance(endpoint, str):
-        raise PKIError("control_plane_endpoint must be a string (host, host:port or [v6]:port), got %s"
-                       % excerpt(endpoint))
+        raise PKIError("control_plane_endpoint: %s" % must_be("a string (host, host:port or [v6]:port)", endpoint))
     host = endpoint
     if endpoint.startswith("["):
         host = endpoint[1:].split("]", 1)[0]

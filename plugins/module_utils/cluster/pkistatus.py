@@ -25,7 +25,8 @@ from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkicert im
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkispec import DEFAULTS, MAX_DAYS, PKIError, normalize, plan_specs
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkistore import check_tree, existing_dir, read_pem, shown
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt, missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import must_be
 
 
 def inspect_pki(path):
@@ -103,11 +104,11 @@ def pki_status(path, request=None, days=None, now=None):
         raise PKIError("path: %s is not readable" % shown(path))
     days = DEFAULTS["renew_before_days"] if days is None else days
     if isinstance(days, bool) or not isinstance(days, int) or days < 0 or days > MAX_DAYS:
-        raise PKIError("days must be a whole number of days from 0 to %d, got %s" % (MAX_DAYS, excerpt(days)))
+        raise PKIError("days: %s" % must_be("a whole number of days from 0 to %d" % MAX_DAYS, days))
     check_tree(path)
     now = now or datetime.datetime.now(datetime.timezone.utc)
     if request is not None and not isinstance(request, dict):
-        raise PKIError("the PKI request must be a mapping, got %s" % excerpt(request))
+        raise PKIError("the PKI request: %s" % must_be("a mapping", request))
     request = dict(request_from_dir(path) if request is None else request)
     # Only the host parts matter for the names; the renew threshold is this call's.
     request.pop("renew_before_days", None)

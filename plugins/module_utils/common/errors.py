@@ -44,6 +44,15 @@ def excerpt(value, limit=EXCERPT):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def shown(value, limit=200):
+    """``value`` as a message or a report line may show it: as it is when printable (a long text cut, ending in
+    ``...``), else :func:`excerpt` (control characters and lone surrogates escaped): never a line break."""
+    text = value if isinstance(value, str) else repr(value)
+    if text.isprintable():
+        return text if len(text) <= limit else text[:limit - 3] + "..."
+    return excerpt(text, limit)
+
+
 def reason(exc):
     """The first line of an exception's text, at most 200 characters (its type's name when it has none)."""
     text = str(exc).strip()

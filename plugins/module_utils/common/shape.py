@@ -36,6 +36,12 @@ def type_name(value):
     return "a %s" % type(value).__name__
 
 
+def must_be(expected, value, show_value=True):
+    """``must be EXPECTED, not FOUND``: the one wording of a value that is not what it should be (FOUND the value's
+    excerpt, or its kind when not ``show_value``); a message puts its field first: ``FIELD: must be ...``."""
+    return "must be %s, not %s" % (expected, excerpt(value) if show_value else type_name(value))
+
+
 def field(path, key):
     """``path.key`` (``path[key]`` for an index); a key that is not plain is quoted (bounded)."""
     if isinstance(key, int) and not isinstance(key, bool):
@@ -74,7 +80,7 @@ class Shape(object):
 
     def expected(self, path, expected, value, show_value=False):
         """Raise ``PATH: must be EXPECTED, not FOUND`` (the value's excerpt when ``show_value``, else its kind)."""
-        self.fail(path, "must be %s, not %s" % (expected, excerpt(value) if show_value else type_name(value)))
+        self.fail(path, must_be(expected, value, show_value))
 
     def mapping(self, value, path, optional=False):
         if value is None and optional:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import must_be
 
 USER_DATA_KEYS = ("users", "packages", "sysctls")
 # User data is an allow-list: each value has the shape of what it is (a package name, a number, an SSH public
@@ -62,7 +63,7 @@ def check_user_data(data, problems):
                             % (key, ", ".join(USER_DATA_KEYS)))
     for key in ("users", "packages"):
         if data.get(key) is not None and not isinstance(data[key], list):
-            problems.append("user_data.%s: a list, got %s" % (key, excerpt(data[key])))
+            problems.append("user_data.%s: %s" % (key, must_be("a list", data[key])))
             data[key] = []
     for i, name in enumerate(data.get("packages") or []):
         _value(name, "package", "user_data.packages[%d]" % i, problems)
@@ -83,7 +84,7 @@ def check_user_data(data, problems):
                 _value(user[key], kind, "%s.%s" % (where, key), problems)
     sysctls = data.get("sysctls")
     if sysctls is not None and not isinstance(sysctls, dict):
-        problems.append("user_data.sysctls: a mapping of name to number, got %s" % excerpt(sysctls))
+        problems.append("user_data.sysctls: %s" % must_be("a mapping of name to number", sysctls))
         sysctls = data["sysctls"] = {}
     for name, value in sorted((sysctls or {}).items(), key=lambda kv: str(kv[0])):
         if not isinstance(name, str) or not _USER_DATA_VALUES["sysctl name"].fullmatch(name):

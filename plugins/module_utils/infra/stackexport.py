@@ -340,8 +340,3 @@ def write_export(out_dir, sets):
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return [os.path.join(out_dir, rel) for rel in sorted(files)]
-
-
-def write_rendered(export, out_dir):
-    """Write one :class:`Export` into ``out_dir`` (:func:`write_export`); returns the paths written."""
-    return write_export(out_dir, {"": export_files(export)})

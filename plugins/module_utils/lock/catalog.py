@@ -24,7 +24,7 @@ except ImportError as _yaml_exc:  # a controller requirement; the import guard k
     HAS_YAML = False
     YAML_IMPORT_ERROR = _yaml_exc
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio, yamlio
+from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio, semver, yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import Shape, field
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import CatalogError, ResolveError
@@ -42,10 +42,6 @@ except ImportError as _exc:  # pragma: no cover - packaging ships with ansible-c
 CATEGORIES = ("kubernetes", "etcd", "cri", "cni", "storage", "ingress", "metrics", "registry")
 ARTIFACT_KINDS = ("binary", "archive", "manifest", "chart", "deb", "wheel", "file")
 IMAGE_ARCHIVE_FORMATS = ("oci-archive", "docker-archive")
-_SEMVER = re.compile(
-    r"^v?(?P<major>0|[1-9]\d*)\.(?P<minor>0|[1-9]\d*)\.(?P<patch>0|[1-9]\d*)"
-    r"(?:-(?P<pre>[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z.-]+)?$"
-)
 _MINOR_WILDCARD = re.compile(r"^(?P<major>0|[1-9]\d*)\.(?P<minor>0|[1-9]\d*)\.x$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader) if HAS_YAML else None
@@ -58,36 +54,26 @@ def default_catalog_dir():
 
 
 # --------------------------------------------------------------------------- versions
-@functools.lru_cache(maxsize=4096)
 def parse_version(text):
     """Semantic version -> (major, minor, patch, prerelease-or-None). Raises ValueError."""
-    match = _SEMVER.match(str(text))
-    if not match:
-        raise ValueError("%r is not a semantic version (X.Y.Z)" % (text,))
-    pre = match.group("pre")
-    return int(match.group("major")), int(match.group("minor")), int(match.group("patch")), pre
+    try:
+        return semver.parse(str(text))
+    except ValueError:
+        raise ValueError("%r is not a semantic version (X.Y.Z)" % (text,)) from None
 
 
 def is_exact_version(text):
-    return bool(_SEMVER.match(str(text)))
+    try:
+        semver.parse(str(text))
+    except ValueError:
+        return False
+    return True
 
 
-def is_minor_wildcard(text):
-    return bool(_MINOR_WILDCARD.match(str(text)))
-
-
-@functools.lru_cache(maxsize=4096)
 def version_key(text):
     """Sort key implementing semantic version precedence (a prerelease sorts before its release)."""
-    major, minor, patch, pre = parse_version(text)
-    if pre is None:
-        pre_key = (1,)
-    else:
-        parts = []
-        for ident in pre.split("."):
-            parts.append((0, int(ident), "") if ident.isdigit() else (1, 0, ident))
-        pre_key = (0, tuple(parts))
-    return (major, minor, patch, pre_key)
+    parse_version(text)
+    return semver.precedence(str(text))
 
 
 def minor_of(text):

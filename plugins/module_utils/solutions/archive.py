@@ -11,8 +11,6 @@ from tar by content and the compression by its magic bytes, and returns a reader
 
 from __future__ import annotations
 
-import errno
-
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.isoread import IsoReader
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import SolutionError
@@ -26,16 +24,7 @@ def open_archive(path):
 
     Only a regular file is opened (a directory, FIFO, device or socket is refused without
     reading from it); it is opened once and read through that descriptor."""
-    try:
-        fp, st = fileio.open_regular(path, "archive")
-    except fileio.NotRegularFileError as exc:
-        if exc.errno == errno.EISDIR:
-            raise SolutionError("%s: is a directory, not an archive file" % path) from None
-        raise SolutionError("%s: not a regular file (a FIFO, device or socket); give the archive file" % path) from None
-    except FileNotFoundError:
-        raise SolutionError("%s: no such archive file" % path) from None
-    except OSError as exc:
-        raise SolutionError("%s: cannot open the archive: %s" % (path, exc.strerror or exc)) from None
+    fp, st = fileio.open_input(path, "archive", SolutionError)
     try:
         head = fp.read(6)
         fp.seek(0x8001)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import sha256_file
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
-from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import SUMS, safe_path, shown
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt, shown
+from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import SUMS, safe_path
 
 _SUM_LINE = re.compile(r"^([0-9a-f]{64}) [ *](.+)$")
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import re
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
+from ansible_collections.mooring.cluster.plugins.module_utils.common import semver, yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.environments import METALK8S, MOORING, check_name, flavour_names
@@ -70,14 +70,7 @@ def version_key(version):
     """A sort key implementing SemVer 2.0 precedence (build metadata ignored)."""
     if not isinstance(version, str) or not re.match(VERSION_RE, version):
         raise SolutionError("version %s is not a semantic version (X.Y.Z[-pre][+build])" % (excerpt(version),))
-    core, sep, pre = version.split("+", 1)[0].partition("-")
-    nums = tuple(int(x) for x in core.split("."))
-    if not sep:
-        return nums, (1,)
-    ids = []
-    for part in pre.split("."):
-        ids.append((0, int(part), "") if part.isdigit() else (1, 0, part))
-    return nums, (0, tuple(ids))
+    return semver.precedence(version)
 
 
 # ---------------------------------------------------------------------------------------

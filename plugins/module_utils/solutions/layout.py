@@ -26,7 +26,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, excerpt, missing_library
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, missing_library
 
 # The optional libraries of solutions/, guarded once here (the other modules import them from here).
 try:
@@ -138,17 +138,6 @@ class Entry:
 
 
 MAX_PATH = 512
-
-
-def shown(path):
-    """A member path as a message may show it: as it is when short and printable, else an excerpt."""
-    if len(path) <= 200 and path.isprintable():
-        try:
-            path.encode("utf-8")
-            return path
-        except UnicodeEncodeError:
-            pass
-    return excerpt(path, 200)
 
 
 def safe_path(raw):

@@ -20,7 +20,7 @@ import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import images as image_refs
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt, shown
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import metalk8s
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.images import image_ref, repository
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout import (
@@ -29,7 +29,6 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout i
     CLUSTER_SCOPED_REFUSED,
     MAX_OPERATOR_FILE_BYTES,
     OPERATOR_DIR,
-    shown,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import IMAGE_NAME_RE, TAG_RE
 

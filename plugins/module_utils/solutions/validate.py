@@ -17,7 +17,7 @@ import binascii
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import ed25519, yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.digest import HashingWriter
-from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt, shown
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import metalk8s, trust
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.archive import open_archive
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.checksums import file_sha256, parse_sums
@@ -37,7 +37,6 @@ from ansible_collections.mooring.cluster.plugins.module_utils.solutions.layout i
     link_escapes,
     require,
     safe_path,
-    shown,
 )
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.manifest import check_listing, check_manifest_data, normalised
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions.oci import ImageChecks

@@ -31,7 +31,7 @@ HOST_SIDE = {
     "cluster.preflightgather", "cluster.preflightjudge", "cluster.preflightinventory", "cluster.preflightreport",
     "cluster.preflightclock", "cluster.hostdisk", "cluster.hostio", "cluster.collectspec", "cluster.collectsystem",
     "cluster.collectnetwork", "cluster.collectrun", "common.shape",
-    "cluster.hostpreflight", "cluster.hostcollect", "cluster.support", "common.linre", "common.redact", "cluster.etcdbackup", "common.module",
+    "cluster.hostpreflight", "cluster.hostcollect", "cluster.support", "common.linre", "common.redact", "common.semver", "cluster.etcdbackup", "common.module",
 }
 # Modules that run on the controller against a cloud API (they need openstacksdk there).
 CONTROLLER_MODULES = {"openstack_infra_inventory", "openstack_infra_plan"}

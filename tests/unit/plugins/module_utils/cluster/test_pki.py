@@ -342,7 +342,7 @@ def test_new_ca_sa_and_unknown_new_ca(fresh):
     assert result["renewed"] == [{"name": "sa", "reason": "new key pair (new_ca)"}]
     with pytest.raises(pkispec.PKIError, match=r"new_ca: apiserver is not a CA; known: ca, etcd/ca, front-proxy-ca, sa"):
         pki.ensure_pki(fresh, REQUEST, new_ca=["apiserver"])
-    with pytest.raises(pkispec.PKIError, match=r"new_ca must be a list"):
+    with pytest.raises(pkispec.PKIError, match=r"new_ca: must be a list"):
         pki.ensure_pki(fresh, REQUEST, new_ca="ca")
 
 
@@ -387,15 +387,15 @@ def test_a_leaf_made_late_in_its_cas_life_ends_with_the_ca(tmp_path):
     ({"etcd": [{"name": "E_1"}]}, r"etcd\[0\].name: 'E_1' is not a valid DNS-1123 name"),
     ({"etcd": [{"name": "e1"}, {"name": "e1"}]}, r"etcd\[1\].name: 'e1' appears twice"),
     ({"control_plane": [{"name": "cp1", "ip": "1.2.3.4"}]}, r"control_plane\[0\]: unknown key\(s\) ip"),
-    ({"validity_days": 0}, "validity_days must be a positive integer"),
-    ({"validity_days": 3000000}, "validity_days must be at most 36500 days"),
+    ({"validity_days": 0}, "validity_days: must be a positive integer"),
+    ({"validity_days": 3000000}, "validity_days: must be at most 36500 days"),
     ({"ca_validity_days": 100, "validity_days": 5000}, r"validity_days \(5000\) must not be longer than ca_validity_days"),
     ({"control_plane_endpoint": "999.999.999.999:6443"}, "'999.999.999.999' is not an IPv4 address"),
     ({"control_plane_endpoint": "0.0.0.0:6443"}, "0.0.0.0 is the unspecified address"),
     ({"service_cidr": "10.96.0.0/32"}, r"service_cidr: 10.96.0.0/32 holds 1 address\(es\)"),
     ({"renew_before_days": 400}, "renew_before_days \\(400\\) must be smaller than validity_days"),
     ({"bogus": 1}, "unknown PKI option\\(s\\): bogus"),
-    ({"kubelets": "w1"}, "kubelets must be a list"),
+    ({"kubelets": "w1"}, "kubelets: must be a list"),
 ])
 def test_bad_input_names_the_field_and_writes_nothing(tmp_path, change, message):
     path = str(tmp_path / "pki")
@@ -679,9 +679,9 @@ def test_status_and_list_report_broken_files(fresh):
 
 
 @pytest.mark.parametrize("change,message", [
-    ({"kubelets": "w" * 5000}, r"kubelets must be a list, got 'wwww.*\.\.\.$"),
+    ({"kubelets": "w" * 5000}, r"kubelets: must be a list, not 'wwww.*\.\.\.$"),
     ({"etcd": [{"name": "x" * 5000}]}, r"etcd\[0\].name: 'xxx.*\.\.\. is not a valid DNS-1123 name"),
-    ({"control_plane_endpoint": ["a"]}, r"control_plane_endpoint must be a string"),
+    ({"control_plane_endpoint": ["a"]}, r"control_plane_endpoint: must be a string"),
     ({1: "a", "b": 2}, r"unknown PKI option\(s\): 1, b;"),
     ({"service_cidr": "z" * 5000}, r"service_cidr: 'zzz.*\.\.\. is not a network in CIDR form"),
 ])

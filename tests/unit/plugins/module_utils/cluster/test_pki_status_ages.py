@@ -110,7 +110,7 @@ def test_bad_directory_is_one_error(path, message):
 
 
 def test_bad_days(fresh):
-    with pytest.raises(pkispec.PKIError, match="days must be"):
+    with pytest.raises(pkispec.PKIError, match="days: must be a whole number of days from 0 to 36500, not -1"):
         pkistatus.pki_status(fresh, days=-1)
 
 

@@ -219,7 +219,7 @@ _OPENSSH_PRIVATE_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAA
     ({"users": [{"name": "ops", "plain_text_passwd": "hunter2"}]}, "user_data.users[0].plain_text_passwd: not allowed"),
     ({"users": [{"name": "Ops!"}]}, "user_data.users[0].name: 'Ops!' is not a user name"),
     ({"users": ["ops"]}, "user_data.users[0]: a mapping with at least name"),
-    ({"packages": "chrony"}, "user_data.packages: a list"),
+    ({"packages": "chrony"}, "user_data.packages: must be a list"),
     ({"packages": ["chrony\n"]}, "user_data.packages[0]: 'chrony\\n' is not a package"),
     ({"sysctls": {"vm.swappiness": "1\n"}}, "user_data.sysctls.vm.swappiness: '1\\n' is not a number"),
 ])

@@ -135,7 +135,7 @@ def test_plain_tar_cut_inside_a_header_is_refused(src, tmp_path):
 
 @pytest.mark.parametrize("make, message", [
     (os.mkfifo, "not a regular file (a FIFO, device or socket)"),
-    (os.mkdir, "is a directory, not an archive file"),
+    (os.mkdir, "is a directory, not the archive file"),
 ])
 def test_special_archive_paths_are_refused_without_reading(make, message, tmp_path):
     path = str(tmp_path / "a.tar")
