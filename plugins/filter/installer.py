@@ -11,7 +11,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.bundle.layout impo
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.resolve import resolved_versions
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import hash_installer
-from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import kurl_hash
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurlhash import kurl_hash
 
 
 def _document(value):

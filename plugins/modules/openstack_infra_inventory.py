@@ -88,11 +88,10 @@ class OpenStackInfraInventoryModule(MooringOpenStackModule):
         plan=dict(type="dict", required=True),
         path=dict(type="path", required=True),
     )
-    module_kwargs = dict(supports_check_mode=True)
 
     def run(self):
         if not HAS_YAML:
-            self.ansible.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
+            self.fail(missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
         plan = self.params["plan"]
         path = self.params["path"]
         vip = None
@@ -113,17 +112,17 @@ class OpenStackInfraInventoryModule(MooringOpenStackModule):
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
             os.chmod(tmp, 0o644)
-            self.ansible.atomic_move(tmp, path)
+            self.module.atomic_move(tmp, path)
         result = dict(changed=changed, inventory=inventory,
                       endpoint=inventory["all"]["vars"]["mooring_control_plane_endpoint"])
-        if self.ansible._diff:
+        if self.module._diff:
             result["diff"] = dict(before=before or "", after=text, before_header=path,
                                   after_header=path)
-        self.ansible.exit_json(**result)
+        return result
 
 
 def main():
-    OpenStackInfraInventoryModule()()
+    OpenStackInfraInventoryModule().execute()
 
 
 if __name__ == "__main__":

@@ -158,7 +158,6 @@ class OpenStackInfraPlanModule(MooringOpenStackModule):
         load_balancer=dict(type="dict", default={}),
         user_data=dict(type="dict", default={}),
     )
-    module_kwargs = dict(supports_check_mode=True)
 
     def run(self):
         present = self.params["state"] == "present"
@@ -175,11 +174,11 @@ class OpenStackInfraPlanModule(MooringOpenStackModule):
             if plan["image"]["file"] and ("image", plan["image"]["name"]) not in existing:
                 openstackcloud.verify_file_checksum(plan["image"]["file"], plan["image"]["checksum"])
         changes = infra.resource_changes(plan, existing, self.params["state"])
-        self.ansible.exit_json(changed=False, plan=plan, changes=changes)
+        return dict(changed=False, plan=plan, changes=changes)
 
 
 def main():
-    OpenStackInfraPlanModule()()
+    OpenStackInfraPlanModule().execute()
 
 
 if __name__ == "__main__":

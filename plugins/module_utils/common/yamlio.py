@@ -20,7 +20,7 @@ and PKI request goes through :func:`load`, which:
 Errors are :class:`YamlInputError` with one line naming the file; no message embeds the
 document's values beyond a short excerpt.
 
-The loader classes of :mod:`spec.kurl_hash` (YAML 1.2 core, js-yaml's DEFAULT_SCHEMA) are
+The loader classes of :mod:`spec.specyaml` (YAML 1.2 core, js-yaml's DEFAULT_SCHEMA) are
 made bounded with :func:`bounded` so that the kURL hash keeps its exact semantics.
 """
 

@@ -2,21 +2,21 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """PRIVATE to mooring.cluster: base class for mooring's OpenStack modules.
 
-Follows the pattern of openstack.cloud's ``OpenStackModule``: the same connection options
-(``cloud``, ``auth``, ``auth_type``, ``region_name``, ``interface``, TLS options), the
-openstacksdk import check with ``missing_required_lib``, one connection made before
-``run()``, and one place that maps exceptions to ``fail_json``. Subclasses set
-``argument_spec`` / ``module_kwargs`` and implement ``run()``.
+The host-module base (:class:`~common.module.MooringModule`: ``argument_spec`` in code, ``run()`` returns the
+result, ``main()`` is ``Name().execute()``) with openstack.cloud's connection options (``cloud``, ``auth``,
+``auth_type``, ``region_name``, ``interface``, TLS options), the openstacksdk import check with
+``missing_required_lib`` and one connection made before ``run()``.
 """
 
 from __future__ import annotations
 
 import traceback
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule
 
 try:
     import openstack
@@ -48,24 +48,25 @@ def openstack_argument_spec():
     )
 
 
-class MooringOpenStackModule:
-    """Base: build the AnsibleModule, connect with openstacksdk, run, map errors."""
+class MooringOpenStackModule(MooringModule):
+    """A host module that talks to OpenStack (:class:`MooringModule` with the connection options added to its
+    ``argument_spec``): ``self.conn``, one openstacksdk connection, is made before :meth:`run`; an SDK error fails
+    the task as ``OpenStack API error: ...``."""
 
-    argument_spec = {}
-    module_kwargs = {}
+    errors = (MooringError, SDKException)
 
     def __init__(self):
+        super().__init__()
+        self.conn = None
+
+    def spec(self):
         spec = openstack_argument_spec()
         spec.update(self.argument_spec)
-        self.ansible = AnsibleModule(argument_spec=spec, **self.module_kwargs)
-        self.params = self.ansible.params
-        self.check_mode = self.ansible.check_mode
-        self.conn = None
+        return spec
 
     def connect(self):
         if not HAS_SDK:
-            self.ansible.fail_json(msg=missing_required_lib("openstacksdk"),
-                                   exception=SDK_IMPORT_ERROR)
+            self.fail(missing_required_lib("openstacksdk"), exception=SDK_IMPORT_ERROR)
         p = self.params
         kwargs = {}
         for opt, key in (("auth_type", "auth_type"), ("auth", "auth"),
@@ -84,18 +85,18 @@ class MooringOpenStackModule:
         try:
             netguard.check_url((conn.config.get_auth_args() or {}).get("auth_url") or "")
         except netguard.RouteRefused as exc:
-            self.ansible.fail_json(msg=str(exc))
+            self.fail(str(exc))
         return conn
 
-    def run(self):
-        raise NotImplementedError
+    def failure(self, exc):
+        if isinstance(exc, MooringError):
+            return {"msg": str(exc), "problems": exc.problems}
+        return {"msg": "OpenStack API error: %s" % exc, "exception": traceback.format_exc()}
 
-    def __call__(self):
+    def execute(self):
+        """Connect, then :meth:`MooringModule.execute` (``run()`` returns the result)."""
         try:
             self.conn = self.connect()
-            self.run()
-        except MooringError as exc:
-            self.ansible.fail_json(msg=str(exc), problems=exc.problems)
-        except SDKException as exc:
-            self.ansible.fail_json(msg="OpenStack API error: %s" % exc,
-                                   exception=traceback.format_exc())
+        except self.errors as exc:
+            self.fail(**self.failure(exc))
+        super().execute()

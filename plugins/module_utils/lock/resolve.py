@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
-from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurl_yaml
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import specyaml
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import Installer, parse_installer
 
 # The catalog and lock modules (PyYAML's dumper, packaging) are imported by the functions that
@@ -30,9 +30,9 @@ from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer imp
 
 def read_text(path):
     """The text of an installer file (``-``: standard input): a regular file of UTF-8, within
-    :data:`kurl_yaml.MAX_BYTES` (refused before it is parsed). Raises ``OSError`` when it cannot be read,
+    :data:`specyaml.MAX_BYTES` (refused before it is parsed). Raises ``OSError`` when it cannot be read,
     :class:`yamlio.YamlInputError` (naming the file) when it is not such a file."""
-    limit = kurl_yaml.MAX_BYTES
+    limit = specyaml.MAX_BYTES
     if path == "-":
         data = sys.stdin.buffer.read(limit + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read()
         if len(data) > limit:

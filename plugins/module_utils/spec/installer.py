@@ -11,8 +11,8 @@ kURL's for the same document. kURL ``Installer`` documents (``cluster.kurl.sh/v1
 ``kurl.sh/v1beta1``) are accepted: supported add-ons are mapped, the rest reported by name.
 
 This module is the entry point and the document's own rules (its shape, the defaults, one CNI, one
-ingress); the schema is :mod:`spec.schema`, the kURL mapping :mod:`spec.kurlinput`, the network
-settings :mod:`spec.network`, the YAML readers :mod:`spec.kurl_yaml` and the hash :mod:`spec.kurl_hash`.
+ingress); the schema is :mod:`spec.schema`, the kURL mapping :mod:`spec.kurlmap`, the network
+settings :mod:`spec.network`, the YAML readers :mod:`spec.specyaml` and the hash :mod:`spec.kurlhash`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ import copy
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, reason
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import KurlHashError, SpecError
-from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import kurl_hash_digest
-from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_yaml import load_yaml_1_2, load_yaml_kurl
-from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurlinput import CNI_ADDONS, KURL_API_VERSIONS, NO_CNI, map_kurl
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurlhash import kurl_hash_digest
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurlmap import CNI_ADDONS, KURL_API_VERSIONS, NO_CNI, map_kurl
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.network import network_problems
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.schema import (
     API_VERSION,
@@ -32,6 +31,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.spec.schema import
     found,
     schema_problems,
 )
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.specyaml import load_yaml_1_2, load_yaml_kurl
 
 # kURL reads any apiVersion (only kurl.sh/v1beta1 changes how it reads the spec); its own test specs carry
 # cluster.kurl.sh/v1beta. Any version of kURL's two groups is read as kURL reads it, with a warning.

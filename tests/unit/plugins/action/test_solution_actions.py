@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""CONTRACT tests of the solution_environment and solution_configuration action plugins (no API server
+"""CONTRACT tests of the solution_environment and solution_metalk8s_plan action plugins (no API server
 runs here): show reads an environment of either flavour from the objects the role lists with
-kubernetes.core.k8s_info, the other actions take the flavour it returned; solution_configuration
+kubernetes.core.k8s_info, the other actions take the flavour it returned; solution_metalk8s_plan
 plans a MetalK8s SolutionsConfiguration against mooring's record."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from ansible.errors import AnsibleActionFail
 
 ENV = importlib.import_module("ansible_collections.mooring.cluster.plugins.action.solution_environment").ActionModule
-CONF = importlib.import_module("ansible_collections.mooring.cluster.plugins.action.solution_configuration").ActionModule
+CONF = importlib.import_module("ansible_collections.mooring.cluster.plugins.action.solution_metalk8s_plan").ActionModule
 MK_LABEL = "solutions.metalk8s.scality.com/environment"
 
 
@@ -61,7 +61,7 @@ def test_environment_action_refusals(args, message, action_plugin):
     assert message in info.value.message
 
 
-def test_solution_configuration_plans_a_document(tmp_path, action_plugin):
+def test_solution_metalk8s_plan_plans_a_document(tmp_path, action_plugin):
     (tmp_path / "a.tar").write_bytes(b"")  # not an archive: its line names it
     (tmp_path / "c.yaml").write_text("apiVersion: solutions.metalk8s.scality.com/v1alpha1\n"
                                      "kind: SolutionsConfiguration\narchives: [a.tar, b.iso]\n")

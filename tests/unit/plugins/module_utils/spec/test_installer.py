@@ -294,7 +294,7 @@ def test_hash_reads_the_text_as_kurl_did():
     # kurl.sh (js-yaml 4) reads 1_000 as the number 1000; the YAML 1.2 core schema keeps a string.
     text = ("apiVersion: cluster.kurl.sh/v1beta1\nkind: Installer\nmetadata: {name: x}\n"
             "spec:\n  kubernetes:\n    version: 1.15.3\n  containerd:\n    version: 1_000\n")
-    from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import kurl_hash, kurl_hash_yaml
+    from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurlhash import kurl_hash, kurl_hash_yaml
     assert hash_installer(text)[0] == kurl_hash_yaml(text)
     assert hash_installer(text)[0] == kurl_hash({"kubernetes": {"version": "1.15.3"}, "containerd": {"version": 1000}})
     assert hash_installer(text)[0] != kurl_hash({"kubernetes": {"version": "1.15.3"}, "containerd": {"version": "1_000"}})

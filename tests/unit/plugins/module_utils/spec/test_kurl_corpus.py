@@ -28,8 +28,8 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 import yaml
 
-from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurlinput, schema
-from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_hash import kurl_hash_yaml
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurlmap, schema
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurlhash import kurl_hash_yaml
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli.main import main
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
@@ -73,16 +73,16 @@ def run(tmp_path, *args):
 
 def expected_unsupported(doc):
     """What the document has that is not mapped, by path: add-ons whole, fields of mapped ones."""
-    names = [str(k) for k in doc if k not in kurlinput.KURL_TOP_LEVEL]
+    names = [str(k) for k in doc if k not in kurlmap.KURL_TOP_LEVEL]
     for addon, values in (doc.get("spec") or {}).items():
-        fields = kurlinput.KURL_MAPPING.get(addon)
+        fields = kurlmap.KURL_MAPPING.get(addon)
         if fields is None:
             names.append("spec.%s" % addon)
         elif isinstance(values, dict):
             names.extend("spec.%s.%s" % (addon, f) for f in values if f not in fields)
             low, high = schema.NODE_PORT_RANGE
             names.extend("spec.%s.%s" % (addon, f) for f, v in values.items()
-                         if (addon, f) in kurlinput.KURL_NODE_PORTS and isinstance(v, int) and not low <= v <= high)
+                         if (addon, f) in kurlmap.KURL_NODE_PORTS and isinstance(v, int) and not low <= v <= high)
     return sorted(names)
 
 

@@ -29,8 +29,8 @@ from hypothesis import strategies as st
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.common.yamlio import YamlInputError
-from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurl_hash as kh
-from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurl_yaml as ky
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import kurlhash as kh
+from ansible_collections.mooring.cluster.plugins.module_utils.spec import specyaml as ky
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import KurlHashError, ObjectHashError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.object_hash import (
     js_date_to_json,

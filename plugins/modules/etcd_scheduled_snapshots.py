@@ -6,7 +6,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: etcd_backups
+module: etcd_scheduled_snapshots
 short_description: List an etcd host's scheduled snapshots, each checksum checked again, and the last run's result
 version_added: 0.2.0
 description:
@@ -15,7 +15,7 @@ description:
     revision and key count its C(.status.json) recorded - and the state of C(mooring-etcd-snapshot.service) and
     C(.timer) from systemd.
   - Nothing is written. The module does not fail on bad backups; it reports them in RV(problems), so a playbook
-    lists every host before it stops (M(mooring.cluster.etcd_backups) playbook).
+    lists every host before it stops (M(mooring.cluster.etcd_scheduled_snapshots) playbook).
 author:
   - Mooring maintainers (@mooring)
 extends_documentation_fragment:
@@ -31,7 +31,7 @@ seealso:
 
 EXAMPLES = r"""
 - name: The scheduled snapshots on every etcd host
-  mooring.cluster.etcd_backups:
+  mooring.cluster.etcd_scheduled_snapshots:
   register: backups
 """
 

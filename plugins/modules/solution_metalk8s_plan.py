@@ -4,7 +4,7 @@
 
 DOCUMENTATION = r"""
 ---
-module: solution_configuration
+module: solution_metalk8s_plan
 short_description: Plan the imports and activations a MetalK8s SolutionsConfiguration asks for
 version_added: 0.1.0
 description:
@@ -48,7 +48,7 @@ options:
 
 EXAMPLES = r"""
 - name: What the SolutionsConfiguration asks for
-  mooring.cluster.solution_configuration:
+  mooring.cluster.solution_metalk8s_plan:
     path: /srv/solutions/config.yaml
     current: "{{ solutions_config_text }}"
   register: plan

@@ -13,8 +13,8 @@ import copy
 import re
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_yaml import load_yaml_1_2
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.schema import API_VERSION, DNS_LABELS, KIND, NODE_PORT_RANGE, found
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.specyaml import load_yaml_1_2
 
 KURL_API_VERSIONS = ("cluster.kurl.sh/v1beta1", "kurl.sh/v1beta1")
 CNI_ADDONS = ("calico", "cilium", "flannel")

@@ -7,7 +7,7 @@ loader.  :func:`load_yaml_kurl` reproduces js-yaml 4.1's DEFAULT_SCHEMA, which i
 kurl.sh actually used and which differs from the core schema on a few plain scalars
 (``1_000`` and ``0b101`` are numbers, ``-.5`` is a string, ``2020-01-25`` is a
 timestamp).  For an ID that matches kurl.sh, load with :func:`load_yaml_kurl` or call
-:func:`spec.kurl_hash.kurl_hash_yaml` on the whole document.
+:func:`spec.kurlhash.kurl_hash_yaml` on the whole document.
 """
 
 from __future__ import annotations

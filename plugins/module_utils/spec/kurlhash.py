@@ -30,7 +30,7 @@ and metadata are not hashed).  The rules, as implemented by kURL's TypeScript AP
 
 The published example: ``kubernetes: {version: "1.15.3"}`` -> ``3138d30``.
 
-The document is read by :mod:`spec.kurl_yaml` (:func:`load_yaml_kurl`: js-yaml 4.1 as kurl.sh read it).
+The document is read by :mod:`spec.specyaml` (:func:`load_yaml_kurl`: js-yaml 4.1 as kurl.sh read it).
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ import math
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import KurlHashError, ObjectHashError
-from ansible_collections.mooring.cluster.plugins.module_utils.spec.kurl_yaml import load_yaml_kurl
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.object_hash import (
     UNDEFINED,
     js_key,
@@ -52,6 +51,7 @@ from ansible_collections.mooring.cluster.plugins.module_utils.spec.object_hash i
     js_utf8,
     object_hash,
 )
+from ansible_collections.mooring.cluster.plugins.module_utils.spec.specyaml import load_yaml_kurl
 
 __all__ = [
     "LEGACY_FIELDS",

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for mooring.cluster.solution_configuration: what a MetalK8s SolutionsConfiguration asks for."""
+"""Action plugin for mooring.cluster.solution_metalk8s_plan: what a MetalK8s SolutionsConfiguration asks for."""
 
 from __future__ import annotations
 
