@@ -17,7 +17,7 @@ with open(os.path.join(ROOT, "meta", "runtime.yml"), encoding="utf-8") as _handl
 MODULES = sorted(ROUTING["modules"].items())
 
 
-@pytest.mark.parametrize("old,entry", MODULES, ids=[name for name, _ in MODULES])
+@pytest.mark.parametrize("old,entry", MODULES, ids=[entry[0] for entry in MODULES])
 def test_an_old_module_name_reaches_the_new_module(old, entry):
     new = entry["redirect"]
     assert entry["deprecation"]["removal_version"], old

@@ -97,6 +97,6 @@ class MooringOpenStackModule(MooringModule):
         """Connect, then :meth:`MooringModule.execute` (``run()`` returns the result)."""
         try:
             self.conn = self.connect()
-        except self.errors as exc:
+        except SDKException as exc:  # openstack.connect reads clouds.yaml and may refuse it
             self.fail(**self.failure(exc))
         super().execute()
