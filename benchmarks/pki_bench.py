@@ -19,7 +19,7 @@ import time
 
 import yaml
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki, pkispec
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import pki, pkispec
 
 
 def request(n):

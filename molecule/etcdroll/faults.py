@@ -65,7 +65,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, os.environ["ANSIBLE_COLLECTIONS_PATH"].split(os.pathsep)[0])
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcdhttp, etcdlease  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd import etcdhttp, etcdlease  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard  # noqa: E402
 
 EPH = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]

@@ -23,8 +23,8 @@ import pwd
 import socket
 import time
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdhttp import GatewayClient
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdlease import (
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd.etcdhttp import GatewayClient
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd.etcdlease import (
     LeaseHeldError,
     acquire_lease,
     check_held,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import interfaces_from_ip_json, plan
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkispec import host_address
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm.endpoint import interfaces_from_ip_json, plan
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki.pkispec import host_address
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import EndpointError
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 

@@ -9,7 +9,7 @@ import json
 import yaml  # a controller requirement (the base class reads the option docs with it too)
 from ansible.errors import AnsibleActionFail
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import addons
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.addons import addons
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 

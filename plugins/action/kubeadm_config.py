@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleActionFail
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadmconfig
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import kubeadmconfig
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
 

@@ -8,7 +8,7 @@ import os
 
 from ansible.errors import AnsibleActionFail
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import kubeadm
 from ansible_collections.mooring.cluster.plugins.module_utils.common import fileio
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm, kubeadmconfig, kubeadmplan, skew
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import kubeadm, kubeadmconfig, kubeadmplan, skew
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
 

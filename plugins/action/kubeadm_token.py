@@ -7,7 +7,7 @@ A module's result cannot carry the token: Ansible masks the value of a no_log op
 
 from __future__ import annotations
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import kubeadm
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
 

@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkispec import host_address
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.values import lock_values
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki.pkispec import host_address
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.run.values import lock_values
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import load_lock
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleActionFail
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import ensure_pki
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkispec import request_from_inventory
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki.pki import ensure_pki
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki.pkispec import request_from_inventory
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.lockfile import load_lock
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import DEFAULTS
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction

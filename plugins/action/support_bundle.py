@@ -13,8 +13,8 @@ import os
 import socket
 import time
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import supportbundle
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.support import read_text
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.support import supportbundle
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.support.support import read_text
 from ansible_collections.mooring.cluster.plugins.plugin_utils.action import MooringAction
 
 MAX_CONTROLLER_FILE = 4 * 1024 * 1024

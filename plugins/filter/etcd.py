@@ -7,8 +7,8 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import KubeadmError
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.skew import etcd_path
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm.kubeadm import KubeadmError
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm.skew import etcd_path
 
 
 def etcd_upgrade_problems(versions, target, members=None):

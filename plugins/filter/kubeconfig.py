@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import client_kubeconfig
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm.kubeadm import client_kubeconfig
 
 
 def client_kubeconfig_filter(ca_pem, cert_pem, key_pem, server, user, cluster_name="kubernetes"):

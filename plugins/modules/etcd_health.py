@@ -129,8 +129,8 @@ versions:
   sample: {"https://10.0.0.21:2379": "3.5.1"}
 """
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdgate import gate_client, gate_kwargs, wait_health  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdoptions import client_argument_spec, gate_argument_spec  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd.etcdgate import gate_client, gate_kwargs, wait_health  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd.etcdoptions import client_argument_spec, gate_argument_spec  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 
 

@@ -85,9 +85,9 @@ members:
   elements: dict
 """
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdctl import client_args  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdmember import ensure_member  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdoptions import client_argument_spec  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd.etcdctl import client_args  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd.etcdmember import ensure_member  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd.etcdoptions import client_argument_spec  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 
 

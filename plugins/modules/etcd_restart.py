@@ -108,13 +108,13 @@ gate:
   elements: dict
 """
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdgate import (  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd.etcdgate import (  # noqa: E402
     gate_client,
     gate_kwargs,
     restart_space_problem,
     wait_health,
 )
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdoptions import client_argument_spec, gate_argument_spec  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd.etcdoptions import client_argument_spec, gate_argument_spec  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.service import stale_reasons, unit_state  # noqa: E402

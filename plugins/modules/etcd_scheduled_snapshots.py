@@ -75,7 +75,7 @@ failed_backups:
   type: bool
 """
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcdbackup  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd import etcdbackup  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 

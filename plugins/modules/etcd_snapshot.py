@@ -128,8 +128,8 @@ command:
   elements: str
 """
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdctl import client_args, members_initial_cluster  # noqa: E402
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcdsnapshot import (  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd.etcdctl import client_args, members_initial_cluster  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd.etcdsnapshot import (  # noqa: E402
     offline_tool,
     restore_snapshot,
     save_snapshot,

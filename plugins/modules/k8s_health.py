@@ -111,7 +111,7 @@ problems:
 
 import os  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import kubeadm  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 

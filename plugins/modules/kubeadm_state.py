@@ -95,7 +95,7 @@ state:
 import json  # noqa: E402
 import os  # noqa: E402
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import kubeadm  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 
 BINARIES = ("kubeadm", "kubelet", "kubectl")

@@ -86,7 +86,7 @@ argv:
   elements: str
 """
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm  # noqa: E402
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import kubeadm  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule  # noqa: E402
 

@@ -194,7 +194,7 @@ options:
         size bound), added to O(host_preflight).
     type: path
 notes:
-  - Decisions live in C(plugins/module_utils/cluster/preflight*.py) (settings, gather, judge, inventory, report); see docs/preflight.md.
+  - Decisions live in C(plugins/module_utils/cluster/preflight/preflight*.py) (settings, gather, judge, inventory, report); see docs/preflight.md.
 """
 
 EXAMPLES = r"""
@@ -317,16 +317,16 @@ host_preflight:
 
 import time
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostcollect, hostpreflight
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import (
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight.preflight import (
     DEFAULT_INSTALL_CONFIGURES,
     INSTALL_CONFIGURABLE,
     host_roles,
     settings,
 )
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightgather import gather
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightinventory import run_inventory
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightjudge import judge_host
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight.preflightgather import gather
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight.preflightinventory import run_inventory
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight.preflightjudge import judge_host
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.troubleshoot import hostanalyze, hostcollect, hostpreflight
 from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule
 
 
@@ -446,7 +446,7 @@ class PreflightCheck(MooringModule):
         if p["host_preflight"]:
             plan = hostpreflight.load(p["host_preflight"])
             got = hostcollect.collect(plan["collectors"])  # its own bounded runner: timeouts, capped output
-            results = hostpreflight.analyze_all(plan, got["collected"])
+            results = hostanalyze.analyze_all(plan, got["collected"])
             checks += [{"check": r["check"], "status": r["outcome"], "message": r["message"]} for r in results]
             extra["host_preflight"] = {"results": results, "errors": got["errors"], "collected": got["collected"]}
         facts["clock"] = {"received": self.received, "replied": time.time()}  # the action plugin turns it into an offset

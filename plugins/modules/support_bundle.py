@@ -61,7 +61,7 @@ options:
     type: float
     default: 2.0
 notes:
-  - Decisions live in C(plugins/module_utils/cluster/supportbundle.py); see docs/support-bundle.md.
+  - Decisions live in C(plugins/module_utils/cluster/support/supportbundle.py); see docs/support-bundle.md.
 """
 
 EXAMPLES = r"""

@@ -71,7 +71,7 @@ options:
     choices: [control_plane, etcd, workers]
     default: []
 notes:
-  - Decisions live in C(plugins/module_utils/cluster/support.py) (host) and C(supportbundle.py) (controller);
+  - Decisions live in C(plugins/module_utils/cluster/support/support.py) (host) and C(supportbundle.py) (controller);
     see docs/support-bundle.md.
 """
 
@@ -105,7 +105,8 @@ errors:
 
 import time
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostio, support
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.hostfacts import hostio
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.support import support
 from ansible_collections.mooring.cluster.plugins.module_utils.common.module import MooringModule
 
 

@@ -28,7 +28,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflightclock import clock_offset
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight.preflightclock import clock_offset
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 display = Display()

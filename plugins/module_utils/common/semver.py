@@ -36,3 +36,12 @@ def precedence(text):
     if pre is None:
         return major, minor, patch, (1,)
     return major, minor, patch, (0, tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split(".")))
+
+
+def is_exact(text):
+    """True when ``text`` is one exact semantic version (not a range or a wildcard such as ``1.35.x``)."""
+    try:
+        parse(str(text))
+    except ValueError:
+        return False
+    return True

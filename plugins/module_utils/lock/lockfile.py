@@ -38,12 +38,8 @@ from ansible_collections.mooring.cluster.plugins.module_utils.common.digest impo
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt, missing_library
 from ansible_collections.mooring.cluster.plugins.module_utils.common.fileio import PathEscapeError, safe_name
 from ansible_collections.mooring.cluster.plugins.module_utils.common.shape import Shape, field
-from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import (
-    ARTIFACT_KINDS,
-    IMAGE_ARCHIVE_FORMATS,
-    addon_contents,
-    resolve_versions,
-)
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import addon_contents, resolve_versions
+from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalogshape import ARTIFACT_KINDS, IMAGE_ARCHIVE_FORMATS
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import LockError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.installer import API_VERSION
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.network import control_plane_packages

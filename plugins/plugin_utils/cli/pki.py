@@ -31,7 +31,7 @@ _KINDS = {list: "a list", str: "a string", int: "a number", float: "a number", b
 def _load_request(path):
     if not path:
         return {}
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkispec import RUN_OPTIONS, PKIError
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki.pkispec import RUN_OPTIONS, PKIError
     from ansible_collections.mooring.cluster.plugins.module_utils.common import yamlio
 
     data = yamlio.load_file(path, max_bytes=REQUEST_MAX_BYTES, max_aliases=0)
@@ -48,7 +48,7 @@ def _load_request(path):
 
 
 def _generate(args):
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import ensure_pki
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki.pki import ensure_pki
 
     request = _load_request(args.config)
     result = ensure_pki(args.dir, request, check_mode=args.check, force=args.force, new_ca=args.new_ca,
@@ -73,7 +73,7 @@ def _generate(args):
 
 
 def _list(args):
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkistatus import inspect_pki
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki.pkistatus import inspect_pki
 
     entries = inspect_pki(args.dir)
     broken = [e for e in entries if "error" in e]
@@ -100,7 +100,7 @@ def _broken_lines(directory, problems, limit=20):
 
 
 def _status(args):
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkistatus import pki_status
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki.pkistatus import pki_status
     from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
     try:
@@ -138,7 +138,7 @@ def _days(text):
         raise argparse.ArgumentTypeError("%r is not a whole number of days" % text) from None
     if value < 0:
         raise argparse.ArgumentTypeError("%r: days cannot be negative" % text)
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pkispec import MAX_DAYS
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki.pkispec import MAX_DAYS
 
     if value > MAX_DAYS:
         raise argparse.ArgumentTypeError("%r: at most %d days (100 years)" % (text, MAX_DAYS))

@@ -13,7 +13,7 @@ import types
 import pytest
 
 from ansible_collections.mooring.cluster.plugins.action import cluster_lease as action
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcdctl, etcdlease
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd import etcdctl, etcdlease
 
 _LEASE_TESTS = os.path.join(os.path.dirname(__file__), "..", "module_utils", "cluster", "test_cluster_lease.py")
 _spec = importlib.util.spec_from_file_location("_lease_fakes", _LEASE_TESTS)

@@ -25,13 +25,20 @@ PREFIX = "ansible_collections.mooring.cluster.plugins.module_utils."
 # The host-side packages of module_utils (docs/DEVELOPING.md says the same).
 HOST_SIDE = {
     "common.errors", "common.digest", "common.ed25519", "common.fileio", "common.images", "common.ctr", "common.netguard",
-    "common.service", "common.host_state", "common.tarsafe", "bundle.host", "bundle.install", "bundle.format", "bundle.progress",
-    "cluster.etcdctl", "cluster.etcdgate", "cluster.etcdhttp", "cluster.etcdmember", "cluster.etcdoptions", "cluster.etcdsnapshot",
-    "cluster.kubeadm", "cluster.preflight",
-    "cluster.preflightgather", "cluster.preflightjudge", "cluster.preflightinventory", "cluster.preflightreport",
-    "cluster.preflightclock", "cluster.hostdisk", "cluster.hostio", "cluster.collectspec", "cluster.collectsystem",
-    "cluster.collectnetwork", "cluster.collectrun", "common.shape",
-    "cluster.hostpreflight", "cluster.hostcollect", "cluster.support", "common.linre", "common.redact", "common.semver", "cluster.etcdbackup", "common.module",
+    "common.service", "common.host_state", "common.tarsafe", "common.shape", "common.linre", "common.linresyntax",
+    "common.linreprogram", "common.redact",
+    "common.semver", "common.module",
+    "bundle.host", "bundle.install", "bundle.format", "bundle.progress",
+    "cluster.hostfacts.hostdisk", "cluster.hostfacts.hostio",
+    "cluster.etcd.etcdctl", "cluster.etcd.etcdgate", "cluster.etcd.etcdhttp", "cluster.etcd.etcdmember",
+    "cluster.etcd.etcdoptions", "cluster.etcd.etcdsnapshot", "cluster.etcd.etcdbackup",
+    "cluster.kubeadm.kubeadm",
+    "cluster.preflight.preflight", "cluster.preflight.preflightgather", "cluster.preflight.preflightjudge",
+    "cluster.preflight.preflightinventory", "cluster.preflight.preflightreport", "cluster.preflight.preflightclock",
+    "cluster.troubleshoot.hostpreflight", "cluster.troubleshoot.hostconditions", "cluster.troubleshoot.hostanalyze",
+    "cluster.troubleshoot.hostcollect", "cluster.troubleshoot.collectspec", "cluster.troubleshoot.collectsystem",
+    "cluster.troubleshoot.collectnetwork", "cluster.troubleshoot.collectrun",
+    "cluster.support.support",
 }
 # Modules that run on the controller against a cloud API (they need openstacksdk there).
 CONTROLLER_MODULES = {"openstack_infra_inventory", "openstack_infra_plan"}
@@ -79,6 +86,7 @@ def _probe(name):
 @pytest.mark.parametrize("name", [n for n in REAL if n not in CONTROLLER_MODULES])
 def test_host_module_imports_only_host_side_code(name):
     seen = _probe(name)
-    packages = {m for m in seen["ours"] if "." in m}
+    # A sub-package's __init__ holds only its opening comment; the modules in it are what is checked.
+    packages = {m for m in seen["ours"] if "." in m and not os.path.isdir(os.path.join(ROOT, "plugins", "module_utils", *m.split(".")))}
     assert packages <= HOST_SIDE, "%s loads controller code: %s" % (name, sorted(packages - HOST_SIDE))
     assert seen["third"] == [], "%s loads third-party libraries: %s" % (name, seen["third"])

@@ -18,7 +18,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.addons import (
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.addons.addons import (
     AddonError,
     calico_encapsulation,
     custom_resource_problems,

@@ -12,7 +12,7 @@ import stat
 
 import pytest
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcdctl, etcdhttp, etcdlease
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd import etcdctl, etcdhttp, etcdlease
 
 
 class FakeGateway:

@@ -8,8 +8,8 @@ import ipaddress
 
 import pytest
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import endpoint
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.endpoint import interfaces_from_ip_json, plan
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import endpoint
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm.endpoint import interfaces_from_ip_json, plan
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.errors import EndpointError
 from ansible_collections.mooring.cluster.plugins.module_utils.spec.network import control_plane_packages, ip_endpoint
 
@@ -176,7 +176,7 @@ def _lock(kubernetes):
 
 def test_lock_values_and_bundle_inputs_carry_the_ha_endpoint():
     from ansible_collections.mooring.cluster.plugins.module_utils.bundle.package import package_inputs
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.values import lock_values
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.run.values import lock_values
     lock = _lock({"controlPlaneEndpoint": "[fd00::100]:8443", "haEndpoint": {"mode": "vip", "interface": "eth1"}})
     assert lock_values(lock)["ha_endpoint"] == {"mode": "vip", "vip": "fd00::100", "port": 8443, "interface": "eth1",
                                                 "router_id": 51, "packages": {"debian": ["keepalived"]}}
@@ -189,7 +189,7 @@ def test_lock_values_and_bundle_inputs_carry_the_ha_endpoint():
 
 def test_no_ha_endpoint_changes_nothing():
     from ansible_collections.mooring.cluster.plugins.module_utils.bundle.package import package_inputs
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.values import lock_values
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.run.values import lock_values
     lock = _lock({"controlPlaneEndpoint": "api.example:6443"})
     assert lock_values(lock)["ha_endpoint"] is None
     assert "controlPlanePackages" not in lock["addons"]["kubernetes"]
@@ -197,7 +197,7 @@ def test_no_ha_endpoint_changes_nothing():
 
 
 def test_lock_values_refuses_a_vip_lock_with_a_host_name():
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.values import lock_values
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.run.values import lock_values
     from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import LockError
     lock = _lock({"controlPlaneEndpoint": "10.0.0.100:6443", "haEndpoint": {"mode": "vip", "routerId": 9}})
     assert lock_values(lock)["ha_endpoint"]["router_id"] == 9
@@ -207,7 +207,7 @@ def test_lock_values_refuses_a_vip_lock_with_a_host_name():
 
 
 def test_pki_puts_the_vip_into_the_api_server_sans():
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pkispec
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import pkispec
     request = {"control_plane": [{"name": "cp1", "addresses": ["10.0.0.11"]}], "etcd": [], "kubelets": ["cp1"],
                "control_plane_endpoint": "10.0.0.100:6443"}
     spec = pkispec.normalize(request)

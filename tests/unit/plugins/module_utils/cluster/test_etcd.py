@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcdctl, etcdgate, etcdmember
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd import etcdctl, etcdgate, etcdmember
 
 TLS = ["--cacert=/p/ca.crt", "--cert=/p/c.crt", "--key=/p/c.key"]
 BASE = ["etcdctl", "--endpoints=https://127.0.0.1:2379"] + TLS

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcdbackup
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd import etcdbackup
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 5))
 SCRIPT = os.path.join(ROOT, "roles", "etcd", "files", "mooring-etcd-snapshot")

@@ -5,7 +5,7 @@
 import json
 import os
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import etcdsnapshot
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd import etcdsnapshot
 
 
 def _program(path):

@@ -20,11 +20,13 @@ import threading
 import pytest
 import yaml
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import collectnetwork as cn
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import collectsystem as cs
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostcollect as hc
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostio as hio
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostpreflight as hp
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.hostfacts import hostio as hio
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.troubleshoot import collectnetwork as cn
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.troubleshoot import collectsystem as cs
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.troubleshoot import hostanalyze as ha
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.troubleshoot import hostcollect as hc
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.troubleshoot import hostconditions as hcond
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.troubleshoot import hostpreflight as hp
 
 REL = "6.1.0-18-amd64"
 CPUINFO = "".join("processor\t: %d\nphysical id\t: 0\ncore id\t\t: %d\nflags\t\t: fpu sse sse2%s\n\n" % (n, n // 2, " avx" if n else "")
@@ -500,11 +502,11 @@ def test_filesystem_performance_writes_and_syncs_in_the_directory(root, monkeypa
     fio = result("filesystemPerformance", spec, root)
     lat = fio["jobs"][0]["sync"]["lat_ns"]
     assert fio["jobs"][0]["jobname"] == "fsperf" and lat["N"] == len(synced) == 16   # 64 KiB in 4 KiB writes, each fdatasync-ed
-    assert set(lat["percentile"]) == set(hp.PERCENTILES.values())
+    assert set(lat["percentile"]) == set(hcond.PERCENTILES.values())
     assert 0 < lat["min"] <= lat["percentile"]["50.000000"] <= lat["percentile"]["99.990000"] == lat["max"]
     directory = root / "var/lib/etcd"
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700 and list(directory.iterdir()) == []   # the file is gone
-    assert hp.fsperf_latencies(fio)["max"] == lat["max"]
+    assert hcond.fsperf_latencies(fio)["max"] == lat["max"]
     assert result("filesystemPerformance", {"directory": "/var/lib/etcd", "fileSize": "64Ki"}, root)["jobs"][0]["sync"]["lat_ns"]["N"] == 64
 
 
@@ -661,7 +663,7 @@ def test_a_document_collected_on_a_fake_host_and_analyzed(root):
     run = FakeRun({"echo": lambda argv, **kw: (0, " ".join(argv[1:]) + "\n", "")})
     out = hc.collect(plan["collectors"], root=str(root), run=run)
     assert out["errors"] == []
-    results = hp.analyze_all(plan, out["collected"])
+    results = ha.analyze_all(plan, out["collected"])
     assert [(r["check"], r["outcome"], r["message"]) for r in results] == [
         ("Number of CPUs", "warn", "no sse"),            # the fake cpuinfo lacks most x86-64 flags
         ("Amount of Memory", "pass", "plenty"),          # 8000000 kB = 8.192 GB

@@ -10,7 +10,9 @@ import time
 import pytest
 import yaml
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostpreflight as hp
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.troubleshoot import hostanalyze as ha
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.troubleshoot import hostconditions as hc
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.troubleshoot import hostpreflight as hp
 
 DOC = yaml.safe_load("""
 apiVersion: troubleshoot.sh/v1beta2
@@ -70,7 +72,7 @@ def test_a_document_runs_what_mooring_supports_and_names_the_rest_once():
 
 
 def test_each_check_gets_troubleshoots_outcome():
-    results = hp.analyze_all(hp.load(DOC), COLLECTED)
+    results = ha.analyze_all(hp.load(DOC), COLLECTED)
     assert [(r["check"], r["outcome"], r["message"]) for r in results] == [
         ("At least 2 CPUs", "pass", "enough"),
         ("Amount of Memory", "warn", "little"),          # 6 GiB: not < 4G (10^9), but < 8Gi
@@ -112,12 +114,12 @@ def test_every_malformed_item_is_listed_in_one_style():
 @pytest.mark.parametrize("text, value", [("4G", 4 * 10 ** 9), ("4Gi", 4 * 2 ** 30), ("1e9", 10 ** 9), ("512", 512),
                                          ("1.5Ki", 1536)])
 def test_quantities_are_kubernetes_quantities(text, value):
-    assert hp.quantity(text) == value
+    assert hc.quantity(text) == value
 
 
 def analyzer(kind, when, collected, **spec):
     outcomes = [{"fail": {"when": when, "message": "hit"}}]
-    return hp.analyze(kind, dict(spec, outcomes=outcomes), collected)
+    return ha.analyze(kind, dict(spec, outcomes=outcomes), collected)
 
 
 @pytest.mark.parametrize("when, hit", [
@@ -162,7 +164,7 @@ def test_filesystem_performance_reads_fios_fdatasync_percentiles():
     path = "host-collectors/filesystemPerformance/filesystemPerformance.json"
     assert analyzer("filesystemPerformance", "p99 > 10ms", {path: fio})["outcome"] == "fail"
     assert analyzer("filesystemPerformance", "average > 10ms", {path: fio}) is None
-    missing = hp.analyze("filesystemPerformance", {"outcomes": [{"warn": {"when": "fileNotCollected", "message": "no fio"}},
+    missing = ha.analyze("filesystemPerformance", {"outcomes": [{"warn": {"when": "fileNotCollected", "message": "no fio"}},
                                                                 {"pass": {}}]}, {})
     assert missing["outcome"] == "warn" and missing["message"] == "no fio"
 
@@ -178,14 +180,14 @@ def test_text_analyze_over_a_run_collectors_output():
     collected = {"host-collectors/run-host/ping.txt": "3 packets transmitted, 3 received, 0% packet loss\n"}
     regex = {"collectorName": "host-collectors/run-host", "fileName": "ping.txt", "regex": "100% packet loss",
              "outcomes": [{"fail": {"when": "true", "message": "lost"}}, {"pass": {"when": "false", "message": "fine"}}]}
-    assert hp.analyze("textAnalyze", regex, collected)["message"] == "fine"
+    assert ha.analyze("textAnalyze", regex, collected)["message"] == "fine"
     groups = {"fileName": "host-collectors/run-host/ping.txt", "regexGroups": r"(?P<Loss>\d+)% packet loss",
               "outcomes": [{"fail": {"when": "Loss > 5", "message": "lossy"}}, {"pass": {"message": "ok"}}]}
-    assert hp.analyze("textAnalyze", groups, collected)["message"] == "ok"
+    assert ha.analyze("textAnalyze", groups, collected)["message"] == "ok"
     none = dict(regex, fileName="other.txt")
-    assert hp.analyze("textAnalyze", none, collected) == {"check": "Regular Expression", "outcome": "warn",
+    assert ha.analyze("textAnalyze", none, collected) == {"check": "Regular Expression", "outcome": "warn",
                                                           "message": "No matching files", "uri": ""}
-    assert hp.analyze("textAnalyze", dict(none, ignoreIfNoFiles=True), collected) is None
+    assert ha.analyze("textAnalyze", dict(none, ignoreIfNoFiles=True), collected) is None
 
 
 def test_json_compare_over_the_cgroups_collector():
@@ -193,9 +195,9 @@ def test_json_compare_over_the_cgroups_collector():
                                                          "allControllers": ["memory", "cpu"]}}
     spec = {"fileName": "host-collectors/system/cgroups.json", "path": "cgroup-v2.enabled", "value": "true",
             "outcomes": [{"fail": {"when": "false", "message": "v1"}}, {"pass": {"when": "true", "message": "v2"}}]}
-    assert hp.analyze("jsonCompare", spec, collected)["message"] == "v2"
+    assert ha.analyze("jsonCompare", spec, collected)["message"] == "v2"
     order = dict(spec, path="allControllers", value='["cpu", "memory"]')
-    assert hp.analyze("jsonCompare", order, collected)["message"] == "v2"  # lists compare in any order
+    assert ha.analyze("jsonCompare", order, collected)["message"] == "v2"  # lists compare in any order
 
 
 # ------------------------------------------------------------------------------------------ Go's regexp, bounded input
@@ -206,7 +208,7 @@ def text_analyzer(mode, pattern, content, path="host-collectors/run-host/out.txt
             "outcomes": [{"fail": {"when": "true", "message": "matched"}}, {"pass": {"when": "false", "message": "clean"}}]}
     if mode == "regexGroups":
         spec["outcomes"] = [{"fail": {"when": "Word == aaaa", "message": "matched"}}, {"pass": {"message": "clean"}}]
-    return hp.analyze("textAnalyze", spec, {path: content})
+    return ha.analyze("textAnalyze", spec, {path: content})
 
 
 @pytest.mark.parametrize("mode", ["regex", "regexGroups"])
@@ -259,9 +261,9 @@ def test_json_nested_too_deeply_fails_the_check_not_the_run():
     path = "host-collectors/run-host/deep.txt"
     spec = {"fileName": path, "path": "a", "value": "1", "outcomes": [{"pass": {"when": "true", "message": "same"}}]}
     message = "Analyzer Failed: the collected result or the value is nested too deeply"
-    assert hp.analyze("jsonCompare", spec, {path: deep})["message"] == message
+    assert ha.analyze("jsonCompare", spec, {path: deep})["message"] == message
     nested = {}
     for _k in range(100000):
         nested = {"a": nested}
-    assert hp.analyze("jsonCompare", dict(spec, value=nested), {path: "{}"})["message"] == message
+    assert ha.analyze("jsonCompare", dict(spec, value=nested), {path: "{}"})["message"] == message
     assert text_analyzer("regex", "a", nested)["message"] == message

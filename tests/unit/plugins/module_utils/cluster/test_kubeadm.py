@@ -15,9 +15,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm as k
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadmconfig as kc
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadmplan as kp
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import kubeadm as k
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import kubeadmconfig as kc
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import kubeadmplan as kp
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import addon_contents, load_catalog
 
 CATALOG = load_catalog()

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm as k
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadmconfig as kc
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import kubeadm as k
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import kubeadmconfig as kc
 
 KIND_NODE = {"failCgroupV1": False, "imageGCHighThresholdPercent": 100,
              "evictionHard": {"nodefs.available": "0%", "imagefs.available": "0%", "nodefs.inodesFree": "0%"}}

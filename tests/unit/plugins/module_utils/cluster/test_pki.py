@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki, pkispec, pkistatus, pkistore
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import pki, pkispec, pkistatus, pkistore
 
 REQUEST = {
     "control_plane_endpoint": "api.example.test:6443",

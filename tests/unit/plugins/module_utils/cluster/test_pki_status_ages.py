@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki, pkispec, pkistatus
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import pki, pkispec, pkistatus
 
 NOW = datetime.datetime.now(datetime.timezone.utc)
 REQUEST = {"control_plane": [{"name": "cp1", "addresses": ["10.0.0.11"]}],

@@ -13,13 +13,13 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostdisk as hd
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import preflight as pf
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import preflightclock as pc
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import preflightgather as pg
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import preflightinventory as pi
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import preflightjudge as pj
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import preflightreport as pr
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.hostfacts import hostdisk as hd
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import preflight as pf
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import preflightclock as pc
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import preflightgather as pg
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import preflightinventory as pi
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import preflightjudge as pj
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import preflightreport as pr
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 
 TCP = """  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode

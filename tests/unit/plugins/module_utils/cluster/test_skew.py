@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Version-skew rules of the rolling upgrade (module_utils/cluster/skew.py): table-driven, plus a property."""
+"""Version-skew rules of the rolling upgrade (module_utils/cluster/kubeadm/skew.py): table-driven, plus a property."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import skew
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import skew
 
 CP = ["cp1", "cp2"]
 W = ["w1"]

@@ -12,7 +12,7 @@ import tarfile
 
 import pytest
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import support, supportbundle
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.support import support, supportbundle
 
 NOW = 1800000000
 KEY = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIPlanted\n-----END EC PRIVATE KEY-----"

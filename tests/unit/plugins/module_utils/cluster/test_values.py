@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from ansible_collections.mooring.cluster.plugins.module_utils.bundle import layout
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.values import LockValuesError, lock_values
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.run.values import LockValuesError, lock_values
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.catalog import load_catalog
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import LockError
@@ -182,7 +182,7 @@ def test_the_proxy_with_the_cluster_s_own_addresses_never_proxied():
 
 
 def test_the_environment_file_escapes_quotes_and_backslashes():
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.values import proxy_files
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.run.values import proxy_files
     text = proxy_files({"HTTP_PROXY": 'http://u:p"x\\@h:1'})["env_file"]["content"]
     assert text.splitlines()[1] == 'HTTP_PROXY="http://u:p\\"x\\\\@h:1"'
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import kubeadm
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.kubeadm import kubeadm
 from ansible_collections.mooring.cluster.plugins.module_utils.common import semver
 from ansible_collections.mooring.cluster.plugins.module_utils.lock import catalog
 from ansible_collections.mooring.cluster.plugins.module_utils.solutions import k8s

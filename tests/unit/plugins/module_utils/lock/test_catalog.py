@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ansible_collections.mooring.cluster.plugins.module_utils.lock import catalog as cat
+from ansible_collections.mooring.cluster.plugins.module_utils.lock import catalogshape
 from ansible_collections.mooring.cluster.plugins.module_utils.lock.errors import CatalogError, ResolveError
 
 SPEC_ADDONS = ("kubernetes", "etcd", "containerd", "calico", "cilium", "flannel", "localPathProvisioner", "longhorn",
@@ -26,7 +27,7 @@ def catalog():
 
 def test_shipped_catalog_is_valid_and_covers_every_addon(catalog):
     assert set(catalog.names()) == set(SPEC_ADDONS)
-    assert cat.check_catalog(catalog.addons) == []
+    assert catalogshape.check_catalog(catalog.addons) == []
 
 
 def test_every_claimed_architecture_of_a_binary_has_a_sha256(catalog):

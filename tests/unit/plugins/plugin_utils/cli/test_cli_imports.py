@@ -90,7 +90,7 @@ def test_pki_list_imports_only_the_pki_backend(tmp_path):
     assert loaded(modules, "cryptography")
     assert [lib for lib in ("jsonschema", "packaging", "pycdlib", "ansible.module_utils.urls")
             if loaded(modules, lib)] == []
-    assert UTILS + ".cluster.pkistatus" in modules
+    assert UTILS + ".cluster.pki.pkistatus" in modules
     # the endpoint checks are the spec's (standard library only): no schema, no YAML
     assert backends(modules, "cluster", "common") == [UTILS + ".spec", UTILS + ".spec.errors", UTILS + ".spec.network"]
 
@@ -100,7 +100,7 @@ def test_catalog_list_imports_no_cryptography_and_no_schema(tmp_path):
     assert run.returncode == 0, run.stderr
     assert [lib for lib in ("jsonschema", "cryptography", "pycdlib", "ansible.module_utils.urls")
             if loaded(modules, lib)] == []
-    assert backends(modules, "common") == [UTILS + ".lock", UTILS + ".lock.catalog", UTILS + ".lock.errors"]
+    assert backends(modules, "common") == [UTILS + ".lock", UTILS + ".lock.catalog", UTILS + ".lock.catalogshape", UTILS + ".lock.errors"]
 
 
 def test_spec_hash_reads_no_catalog_and_no_certificates(tmp_path):

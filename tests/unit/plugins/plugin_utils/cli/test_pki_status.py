@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki, pkicert, pkispec
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import pki, pkicert, pkispec
 from ansible_collections.mooring.cluster.plugins.plugin_utils.cli import main as cli
 
 NOW = datetime.datetime.now(datetime.timezone.utc)

@@ -31,7 +31,7 @@ LEAF_HINT = r"; re-issue it with force \[%s\] \(CLI --force %s\), or every broke
 
 
 def _pki():
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster import pki
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.pki import pki
 
     return pki
 

@@ -38,7 +38,7 @@ def _print(value):
 
 
 def _spec(path):
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostpreflight
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.troubleshoot import hostpreflight
     from ansible_collections.mooring.cluster.plugins.modules.preflight_check import spec_documents
 
     docs = spec_documents({"installer": {}, "host_preflight_file": path, "host_preflight": [], "run": "install",
@@ -55,7 +55,7 @@ def template(path):
 
 
 def preflight(path, collected=None):
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostpreflight
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.troubleshoot import hostanalyze
 
     plan = _spec(path)
     _print("%d collectors, %d analyzers" % (len(plan["collectors"]), len(plan["analyzers"])))
@@ -63,7 +63,7 @@ def preflight(path, collected=None):
         results = yamlio.load_file(collected)
         if not isinstance(results, dict):
             raise MooringError("%s: the collected results must be a mapping" % collected)
-        for result in hostpreflight.analyze_all(plan, results):
+        for result in hostanalyze.analyze_all(plan, results):
             _print("%s %s: %s" % (result["outcome"].upper(), result["check"], result.get("message") or ""))
 
 
@@ -73,7 +73,7 @@ def _no_programs(argv, timeout=None, env=None, cwd=None):
 
 
 def collect(path, root):
-    from ansible_collections.mooring.cluster.plugins.module_utils.cluster import hostcollect
+    from ansible_collections.mooring.cluster.plugins.module_utils.cluster.troubleshoot import hostcollect
 
     got = hostcollect.collect(_spec(path)["collectors"], root=root, run=_no_programs, now=lambda: NOW)
     _print("collected %d results" % len(got["collected"]))
