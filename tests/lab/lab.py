@@ -138,13 +138,21 @@ class LabError(Exception):
     """A lab operation failed; the message says what to do."""
 
 
+COMMON = "ansible_collections.mooring.cluster.plugins.module_utils.common"
+
+
 def _load_netguard():
-    """The collection's route guard, loaded by path (this file runs before ``make setup``)."""
-    path = ROOT / "plugins" / "module_utils" / "common" / "netguard.py"
-    spec = importlib.util.spec_from_file_location("mooring_netguard", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The collection's route guard, loaded by path: this file runs before ``make setup`` makes the collection
+    importable, so the one module the guard imports (common/errors.py) is loaded by path first, under its name."""
+    modules = {}
+    for name in ("errors", "netguard"):
+        spec = importlib.util.spec_from_file_location("%s.%s" % (COMMON, name),
+                                                      ROOT / "plugins" / "module_utils" / "common" / ("%s.py" % name))
+        modules[name] = importlib.util.module_from_spec(spec)
+        if sys.modules.setdefault(spec.name, modules[name]) is modules[name]:
+            spec.loader.exec_module(modules[name])
+        modules[name] = sys.modules[spec.name]
+    return modules["netguard"]
 
 
 netguard = _load_netguard()
@@ -503,12 +511,18 @@ def name_bridge(net, bridge):
         raise LabError("network %s: podman reports bridge %s after it was named %s in %s" % (net, got, bridge, path))
 
 
+# Why a lab address is routed elsewhere, as the lab sees it (the product's guard names only the route).
+ROUTE_HINT = ("Likely cause: the lab network's bridge has no address, or the lab is down: the kernel falls back to the "
+              "default route. With podman's CNI backend an --internal bridge gets no address; the lab needs netavark "
+              "(`python3 tests/lab/lab.py setup`, docs/lab.md).")
+
+
 def route_check(address, allowed=(ROUTE_GUARD,)):
     """Raise LabError unless the kernel routes ``address`` directly through a lab bridge."""
     try:
         netguard.check(address, allowed)
     except netguard.RouteRefused as exc:
-        raise LabError(str(exc)) from None
+        raise LabError("%s %s" % (exc, ROUTE_HINT)) from None
 
 
 def cmd_route_check(args):

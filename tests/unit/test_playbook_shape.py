@@ -46,3 +46,60 @@ def test_a_playbook_is_short_and_has_no_anchors(name):
 def test_the_rule_sees_an_anchor():
     assert _anchors("a: &x {b: 1}\nc: *x\n") == ["x", "x"]
     assert not _anchors("a: 'b & c'\n")
+
+
+# The run's state (playbooks/vars/run.yml, the mooring.cluster.run_state filter): read from the controller in a few
+# commented places, and loaded by every play that reads it or runs a role that does.
+CONTROLLER_READ = "hostvars['localhost']"
+MAX_CONTROLLER_READS = 5
+STATE_ROLES = ("lock", "bundle", "preflight", "roll", "cluster")
+
+
+def _controller_reads(root=ROOT):
+    """``(path, line number, commented)`` of every line of playbooks/ and roles/ that reads the controller's variables."""
+    found = []
+    for top in ("playbooks", "roles"):
+        for folder, _dirs, names in os.walk(os.path.join(root, top)):
+            for name in sorted(names):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as handle:
+                    lines = handle.read().splitlines()
+                for number, line in enumerate(lines):
+                    if CONTROLLER_READ in line:
+                        commented = any("#" in before for before in lines[max(0, number - 3):number + 1])
+                        found.append((os.path.relpath(path, root), number + 1, commented))
+    return found
+
+
+def test_the_controller_is_read_in_few_commented_places():
+    reads = _controller_reads()
+    assert 0 < len(reads) <= MAX_CONTROLLER_READS, reads
+    assert all(commented for _path, _line, commented in reads), reads
+
+
+def _reads_the_run_state(play):
+    text = yaml.safe_dump(play)
+    return "mooring_run" in text or any("mooring.cluster.%s" % role in text.replace("mooring.cluster.%s_" % role, "")
+                                        for role in STATE_ROLES)
+
+
+def _plays_without_the_run_state(text):
+    return [play.get("name") for play in yaml.safe_load(text) or []
+            if "hosts" in play and _reads_the_run_state(play) and "vars/run.yml" not in play.get("vars_files", [])]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_play_that_reads_the_run_state_loads_it(name):
+    with open(os.path.join(PLAYBOOKS, name), encoding="utf-8") as handle:
+        assert _plays_without_the_run_state(handle.read()) == [], name
+
+
+def test_the_run_state_rules_see_a_missing_file_and_an_extra_read(tmp_path):
+    play = "- name: P\n  hosts: all\n  tasks:\n    - {name: T, ansible.builtin.debug: {msg: '{{ mooring_run.plan_only }}'}}\n"
+    assert _plays_without_the_run_state(play) == ["P"]
+    assert _plays_without_the_run_state(play.replace("  hosts: all\n", "  hosts: all\n  vars_files: [vars/run.yml]\n")) == []
+    assert _plays_without_the_run_state("- name: R\n  hosts: all\n  roles: [mooring.cluster.preflight]\n") == ["R"]
+    (tmp_path / "playbooks").mkdir()
+    (tmp_path / "roles").mkdir()
+    (tmp_path / "playbooks" / "p.yml").write_text("x: \"{{ hostvars['localhost'].a }}\"\n# why\ny: \"{{ hostvars['localhost'].b }}\"\n")
+    assert [commented for _p, _l, commented in _controller_reads(str(tmp_path))] == [False, True]

@@ -3,15 +3,16 @@
 """PRIVATE to mooring.cluster: the route guard - refuse to connect where the kernel would
 send the packets somewhere they must not go.
 
-Off unless the environment variable ``MOORING_ROUTE_GUARD`` is set (the lab and the tests set
-it; a user's run never does). Its value is a comma-separated list of interface-name patterns
-(``fnmatch``), e.g. ``mlab*``. With it set, :func:`check` allows a destination only when
-every address it resolves to is on loopback, or the kernel's route to it (``ip -j route get``,
-which sends nothing) leaves through one of those interfaces *directly* (no gateway). Anything
-else raises :class:`RouteRefused` naming the address, the route the kernel chose and the
-likely cause, before a single packet is sent.
+An option for any operator who wants the controller's own connections (the etcd client of the lease,
+``/readyz``, bundle downloads, preflight probes, image copies, the cloud API) to leave only through known
+interfaces, directly: set the environment variable ``MOORING_ROUTE_GUARD`` to a comma-separated list of
+interface-name patterns (``fnmatch``), e.g. ``eth1,bond0*`` (docs/proxy.md). Unset (the default), the
+guard is off. With it set, :func:`check` allows a destination only when every address it resolves to is on
+loopback, or the kernel's route to it (``ip -j route get``, which sends nothing) leaves through one of those
+interfaces *directly* (no gateway). Anything else raises :class:`RouteRefused` naming the address and the
+route the kernel chose, before a single packet is sent.
 
-Standard library only: ``tests/lab/lab.py`` loads this file by path before ``make setup``.
+Standard library and ``common/errors.py`` only.
 """
 
 from __future__ import annotations
@@ -23,15 +24,9 @@ import os
 import socket
 import subprocess
 
+from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
+
 ENV = "MOORING_ROUTE_GUARD"
-LAB_BRIDGE_PREFIX = "mlab"  # lab bridges are mlab<third octet> (tests/lab/lab.py)
-
-
-try:
-    from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError
-except ImportError:  # loaded by path (tests/lab/lab.py) before the collection is importable
-    class MooringError(Exception):
-        """Stands in for common.errors.MooringError when this file is loaded on its own."""
 
 
 class RouteRefused(MooringError, OSError):
@@ -97,11 +92,8 @@ def verdict(address, route, allowed):
     if "error" not in route and not route.get("gateway") and route.get("type", "unicast") == "unicast" \
             and any(fnmatch.fnmatchcase(dev, p) for p in allowed):
         return None
-    cause = ("the lab network's bridge has no address, or the lab is down: the kernel falls back to the "
-             "default route. With podman's CNI backend an --internal bridge gets no address; the lab "
-             "needs netavark (`python3 tests/lab/lab.py setup`, docs/lab.md)")
-    return ("refusing to connect to %s: the kernel routes it %s, not directly through a lab bridge (%s). "
-            "Likely cause: %s. Nothing was sent." % (address, describe(route), ", ".join(allowed), cause))
+    return ("refusing to connect to %s: the kernel routes it %s, not directly through an interface %s allows (%s). "
+            "Nothing was sent." % (address, describe(route), ENV, ", ".join(allowed)))
 
 
 def check(host, allowed=None, route=route_get):

@@ -28,12 +28,19 @@ def test_lab_bridge_route_is_allowed():
     netguard.check("10.89.36.11", ["mlab*"], route=fixed(LAB))
 
 
-def test_route_by_default_gateway_is_refused_with_the_route_and_cause():
+def test_route_by_default_gateway_is_refused_with_the_route_and_the_option():
     with pytest.raises(netguard.RouteRefused) as exc:
         netguard.check("10.89.36.11", ["mlab*"], route=fixed(OFF_MACHINE))
     msg = str(exc.value)
     assert "10.89.36.11" in msg and "via 192.0.2.1 dev eth0" in msg
-    assert "bridge has no address" in msg and "netavark" in msg and "Nothing was sent" in msg
+    assert "MOORING_ROUTE_GUARD allows (mlab*)" in msg and "Nothing was sent" in msg
+    assert "lab" not in msg.replace("mlab*", "")  # the product's guard is general: the lab's hints are the lab's
+
+
+def test_a_refusal_is_a_mooring_error_and_an_os_error():
+    with pytest.raises(netguard.MooringError) as exc:
+        netguard.check("10.89.36.11", ["mlab*"], route=fixed(OFF_MACHINE))
+    assert isinstance(exc.value, OSError) and type(exc.value).__mro__[1].__module__.endswith("common.errors")
 
 
 def test_a_gateway_on_the_lab_bridge_is_refused_too():
