@@ -25,24 +25,13 @@ attributes:
     description: Shows the namespace's image list before and after.
 extends_documentation_fragment:
   - mooring.cluster.attributes
+  - mooring.cluster.containerd_client
 options:
   images:
     description: Images to make present - C(ref) and C(path) (archive on the host); other keys are ignored.
     type: list
     elements: dict
     required: true
-  namespace:
-    description: containerd namespace (C(k8s.io) is the one the CRI plugin and kubelet use).
-    type: str
-    default: k8s.io
-  address:
-    description: containerd's socket.
-    type: path
-    default: /run/containerd/containerd.sock
-  ctr:
-    description: The C(ctr) command.
-    type: str
-    default: ctr
 seealso:
   - module: mooring.cluster.bundle_unpack
 """

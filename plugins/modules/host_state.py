@@ -180,6 +180,7 @@ options:
         description: The C(ctr) command.
         type: str
         default: ctr
+        aliases: [ctr_path]
   exists:
     description: Paths whose existence is reported in RV(exists) (read before anything changes).
     type: list

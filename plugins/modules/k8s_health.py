@@ -25,6 +25,7 @@ attributes:
     support: none
 extends_documentation_fragment:
   - mooring.cluster.attributes
+  - mooring.cluster.api_server
 options:
   node:
     description: Node whose Ready condition is a gate (default - none).
@@ -49,27 +50,10 @@ options:
     description: Gate on the local API server's C(/readyz).
     type: bool
     default: true
-  api_host:
-    description: Address of this host's API server; TLS is verified including the host name, so use an address in
-      the API server certificate (the advertise address).
-    type: str
-    default: 127.0.0.1
-  api_port:
-    description: Port of the local API server.
-    type: int
-    default: 6443
-  ca_file:
-    description: Cluster CA.
-    type: path
-    default: /etc/kubernetes/pki/ca.crt
   kubeconfig:
     description: Kubeconfig for kubectl.
     type: path
     default: /etc/kubernetes/admin.conf
-  bin_dir:
-    description: Where kubectl is.
-    type: path
-    default: /usr/local/bin
 """
 
 EXAMPLES = r"""
@@ -158,11 +142,8 @@ class K8sHealth(MooringModule):
         "stacked_etcd": {"type": "bool", "default": False},
         "version": {"type": "str"},
         "api": {"type": "bool", "default": True},
-        "api_host": {"type": "str", "default": "127.0.0.1"},
-        "api_port": {"type": "int", "default": 6443},
-        "ca_file": {"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
         "kubeconfig": {"type": "path", "default": "/etc/kubernetes/admin.conf"},
-        "bin_dir": {"type": "path", "default": "/usr/local/bin"},
+        **kubeadm.API_SERVER_OPTIONS,
     }
 
     module_kwargs = {"required_if": [("static_pods", True, ("host_node",))]}

@@ -25,24 +25,8 @@ attributes:
     support: none
 extends_documentation_fragment:
   - mooring.cluster.attributes
+  - mooring.cluster.api_server
 options:
-  bin_dir:
-    description: Where the Kubernetes binaries are installed.
-    type: path
-    default: /usr/local/bin
-  api_host:
-    description: Address of this host's API server; TLS is verified including the host name, so use an address in
-      the API server certificate (the advertise address).
-    type: str
-    default: 127.0.0.1
-  api_port:
-    description: Port of the local API server.
-    type: int
-    default: 6443
-  ca_file:
-    description: Cluster CA used to verify the API server.
-    type: path
-    default: /etc/kubernetes/pki/ca.crt
   timeout:
     description: Seconds to wait for the API's answer.
     type: int
@@ -132,11 +116,8 @@ class KubeadmState(MooringModule):
     """Reads this host's kubeadm state."""
 
     argument_spec = {
-        "bin_dir": {"type": "path", "default": "/usr/local/bin"},
-        "api_host": {"type": "str", "default": "127.0.0.1"},
-        "api_port": {"type": "int", "default": 6443},
-        "ca_file": {"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
         "timeout": {"type": "int", "default": 5},
+        **kubeadm.API_SERVER_OPTIONS,
     }
 
     def run(self):

@@ -34,6 +34,7 @@ requirements:
   - containerd and its C(ctr) client on the host
 extends_documentation_fragment:
   - mooring.cluster.attributes
+  - mooring.cluster.containerd_client
 options:
   images:
     description: The images of one solution version.
@@ -61,19 +62,6 @@ options:
     type: str
     choices: [present, absent]
     default: present
-  namespace:
-    description: containerd namespace (kubelet uses C(k8s.io)).
-    type: str
-    default: k8s.io
-  address:
-    description: containerd socket.
-    type: path
-    default: /run/containerd/containerd.sock
-  ctr:
-    description: The C(ctr) executable (the same option as M(mooring.cluster.bundle_image)'s).
-    type: path
-    default: ctr
-    aliases: [ctr_path]
   snapshotter:
     description: Snapshotter to unpack into (containerd's default when unset).
     type: str
@@ -139,6 +127,7 @@ from ansible.module_utils.urls import open_url  # noqa: E402
 
 from ansible_collections.mooring.cluster.plugins.module_utils.common import netguard  # noqa: E402
 from ansible_collections.mooring.cluster.plugins.module_utils.common.ctr import (  # noqa: E402
+    IMPORT_OPTIONS,
     MANIFEST_ACCEPT,
     ensure_images,
     manifest_url,
@@ -157,9 +146,7 @@ class SolutionImages(MooringModule):
         }},
         "directory": {"type": "path"},
         "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-        "namespace": {"type": "str", "default": "k8s.io"},
-        "address": {"type": "path", "default": "/run/containerd/containerd.sock"},
-        "ctr": {"type": "path", "default": "ctr", "aliases": ["ctr_path"]},
+        **IMPORT_OPTIONS,
         "snapshotter": {"type": "str"},
         "push": {"type": "bool", "default": False},
         "registry_plain_http": {"type": "bool", "default": False},

@@ -32,7 +32,7 @@ class ContainerdError(MooringError):
 IMPORT_OPTIONS = dict(
     namespace=dict(type="str", default=DEFAULT_NAMESPACE),
     address=dict(type="path", default=DEFAULT_ADDRESS),
-    ctr=dict(type="str", default="ctr"),
+    ctr=dict(type="str", default="ctr", aliases=["ctr_path"]),
 )
 
 

@@ -43,6 +43,13 @@ DEFAULT_CRI_SOCKET = "unix:///run/containerd/containerd.sock"
 CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}
 MIN_MINOR = (1, 27)  # kubeadm 1.27+ reads v1beta3; v1beta4 from 1.31
 V1BETA4_FROM = (1, 31)
+# The argument spec of "this host's API server" (k8s_health, kubeadm_state; the api_server doc fragment).
+API_SERVER_OPTIONS = {
+    "api_host": {"type": "str", "default": "127.0.0.1"},
+    "api_port": {"type": "int", "default": 6443},
+    "ca_file": {"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
+    "bin_dir": {"type": "path", "default": "/usr/local/bin"},
+}
 _TOKEN = re.compile(r"^[a-z0-9]{6}\.[a-z0-9]{16}$")
 
 
