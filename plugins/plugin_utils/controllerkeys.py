@@ -131,13 +131,19 @@ def signing_key(path):
     return key, ed25519.key_fingerprint(ed25519.public_raw(key))
 
 
-def _read_key_file(path, secret):
+def regular_file(path):
+    """``os.stat`` of ``path`` (not followed), which must be a regular file: a key or an archive of a backup."""
     try:
         st, kind = fileio.file_kind(path)
     except FileNotFoundError:
         raise ControllerStateError("%s does not exist" % path) from None
     if kind != "file":
         raise ControllerStateError("%s is not a regular file" % path)
+    return st
+
+
+def _read_key_file(path, secret):
+    st = regular_file(path)
     if secret and st.st_mode & 0o077:
         raise ControllerStateError("identity %s is readable by others (mode %04o); chmod 600 it first"
                                    % (path, stat.S_IMODE(st.st_mode)))

@@ -44,6 +44,7 @@ from ansible_collections.mooring.cluster.plugins.plugin_utils.controllerkeys imp
     identities,
     pyrage,
     recipients,
+    regular_file,
     signing_key,
     trusted_signers,
 )
@@ -249,12 +250,7 @@ def read_archive(path, identity_path, trusted):
     """``(manifest, {member name: bytes}, signer)`` of the archive: decrypted, its signature verified with one of
     ``trusted`` (:func:`trusted_signers`), then checked against its manifest."""
     keys = identities(identity_path)
-    try:
-        st, kind = fileio.file_kind(path)
-    except FileNotFoundError:
-        raise ControllerStateError("%s does not exist" % path) from None
-    if kind != "file":
-        raise ControllerStateError("%s is not a regular file" % path)
+    st = regular_file(path)
     if st.st_size > MAX_CIPHER:
         raise ControllerStateError("%s is larger than %d bytes; not a controller backup" % (path, MAX_CIPHER))
     with open(path, "rb") as handle:
