@@ -112,7 +112,9 @@ def _play(out):
                                        "content": "{{ lookup('ansible.builtin.template', '%s') }}\n" % template}}
              for name, values in CASES.items()]
     return [{"hosts": "localhost", "gather_facts": False, "tasks": tasks,
-             "vars_files": [os.path.join(ROLE, "defaults", "main.yml"), os.path.join(ROLE, "vars", "main.yml")]}]
+             # The settings the role shares (its meta dependency), then its own defaults and vars.
+             "vars_files": [os.path.join(ROLE, "..", "settings", "defaults", "main.yml"),
+                            os.path.join(ROLE, "defaults", "main.yml"), os.path.join(ROLE, "vars", "main.yml")]}]
 
 
 @pytest.fixture(scope="module")

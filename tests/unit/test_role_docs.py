@@ -15,7 +15,9 @@ names (no row twice), the same type, ``required`` in the default cell exactly fo
 entry point requires, and the default where the cell is literal values only (backticked YAML, one
 per name or one for all); a default told in words (``the lock's``, ``unset``) is not compared. The
 spec's defaults are checked against ``defaults/main.yml`` (the values the role really gets) where
-that file holds a plain value, and every public variable there must be in the spec.
+that file holds a plain value, and every public variable there must be in the spec. A role that lists
+``mooring.cluster.settings`` as a dependency gets the settings shared with other roles from there: those
+defaults count as the role's own for the comparison (tests/unit/test_settings_role.py holds the rest).
 """
 
 from __future__ import annotations
@@ -118,6 +120,18 @@ def role_defaults(role):
     return (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
 
 
+def role_dependencies(role):
+    path = ROOT / "roles" / role / "meta" / "main.yml"
+    meta = (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
+    return [d if isinstance(d, str) else d.get("role", d.get("name")) for d in meta.get("dependencies") or []]
+
+
+def inherited_defaults(role):
+    """The defaults a role gets from mooring.cluster.settings (when it depends on it), under its own."""
+    shared = role_defaults("settings") if "mooring.cluster.settings" in role_dependencies(role) else {}
+    return dict(shared, **role_defaults(role))
+
+
 def _same(a, b):
     """Equal and of the same kind (YAML `1` is not `true`, `2` is not `2.0`)."""
     return a == b and type(a) is type(b)
@@ -129,6 +143,7 @@ def compare(role, readme_text):
     rows, table_problems = readme_rows(readme_text)
     problems += [f"README {p}" for p in table_problems]
     defaults = role_defaults(role)
+    seen_defaults = inherited_defaults(role)
     for name in sorted(set(options) - set(rows)):
         problems.append(f"`{name}` is in meta/argument_specs.yml but has no row in README.md")
     for name in sorted(set(rows) - set(options)):
@@ -141,13 +156,13 @@ def compare(role, readme_text):
             problems.append(f"`{name}`: README {'says' if row['required'] else 'does not say'} required, "
                             f"argument spec required={spec['required']}")
         truth = spec["default"]
-        if truth is NO_VALUE and not _templated(defaults.get(name, NO_VALUE)):
-            truth = defaults.get(name, NO_VALUE)
+        if truth is NO_VALUE and not _templated(seen_defaults.get(name, NO_VALUE)):
+            truth = seen_defaults.get(name, NO_VALUE)
         if row["default"] is not NO_VALUE and truth is not NO_VALUE and not _same(row["default"], truth):
             problems.append(f"`{name}`: README default {row['default']!r}, argument spec/defaults {truth!r}")
-    for name, value in defaults.items():
-        if name.startswith("_"):
-            continue
+    for name, value in seen_defaults.items():
+        if name.startswith("_") or (name not in defaults and name not in options):
+            continue  # a shared setting this role does not document (another role owns it)
         if name not in options:
             problems.append(f"`{name}` is in defaults/main.yml but not in meta/argument_specs.yml")
         elif options[name]["default"] is not NO_VALUE and not _templated(value) \
