@@ -67,7 +67,7 @@ def test_every_setting_is_documented_by_its_owner():
     owners = {}
     for role in ROLES:
         if (ROOT / "roles" / role / "meta" / "argument_specs.yml").exists():
-            options, _ = spec_options(role)
+            options = spec_options(role)[0]
             for name, option in options.items():
                 if name in SETTINGS:
                     owners.setdefault(name, []).append((role, option["default"]))
