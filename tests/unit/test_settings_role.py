@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 from test_role_docs import NO_VALUE, role_defaults, role_dependencies, spec_options
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,3 +86,24 @@ def test_probe_an_inline_default_is_found():
     text = 'timeout: "{{ kubeadm_drain_timeout | default(300) }}"\nx: "{{ (containerd_cni_bin_dir | default(\'/x\')) }}"'
     assert inline_defaults(text) == ["kubeadm_drain_timeout", "containerd_cni_bin_dir"]
     assert inline_defaults('timeout: "{{ kubeadm_drain_timeout }}"') == []
+
+
+def _plays():
+    for path in sorted((ROOT / "playbooks").glob("*.yml")):
+        for index, play in enumerate(yaml.safe_load(path.read_text()) or []):
+            if isinstance(play, dict) and "hosts" in play:
+                yield f"{path.name} play {index + 1}", play
+
+
+def test_a_play_that_reads_a_setting_has_its_default():
+    """A play reading a shared setting runs a role that depends on mooring.cluster.settings, or the role itself."""
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, SETTINGS)) + r")\b")
+    sharing = {"settings"} | {role for role in ROLES if "mooring.cluster.settings" in role_dependencies(role)}
+    missing = []
+    for name, play in _plays():
+        text = yaml.safe_dump(play)
+        reads = sorted(set(pattern.findall(text)))
+        roles = set(re.findall(r"mooring\.cluster\.(\w+)", text))
+        if reads and not roles & sharing:
+            missing.append(f"{name} ({play.get('name')}): {', '.join(reads)}")
+    assert not missing, "plays reading shared settings with no role that defaults them:\n" + "\n".join(missing)
