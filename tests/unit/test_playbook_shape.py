@@ -103,3 +103,42 @@ def test_the_run_state_rules_see_a_missing_file_and_an_extra_read(tmp_path):
     (tmp_path / "roles").mkdir()
     (tmp_path / "playbooks" / "p.yml").write_text("x: \"{{ hostvars['localhost'].a }}\"\n# why\ny: \"{{ hostvars['localhost'].b }}\"\n")
     assert [commented for _p, _l, commented in _controller_reads(str(tmp_path))] == [False, True]
+
+
+# A role a user includes from a playbook of their own (preflight, say) has no run state there: it reads mooring_run
+# only behind "mooring_run is defined". The library roles run by the collection's playbooks alone, and the bundle's
+# build step (the bundle and etcd_cluster playbooks), read it as they are.
+LIBRARY_ROLES = ("lock", "roll", "cluster")
+LIBRARY_FILES = (os.path.join("roles", "bundle", "tasks", "build.yml"),)
+GUARD = "mooring_run is defined"
+
+
+def _unguarded_run_state_reads(root=ROOT):
+    found = []
+    for role in sorted(os.listdir(os.path.join(root, "roles"))):
+        if role in LIBRARY_ROLES:
+            continue
+        for folder, _dirs, names in os.walk(os.path.join(root, "roles", role)):
+            for name in sorted(n for n in names if n.endswith((".yml", ".yaml", ".j2"))):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as handle:
+                    lines = [line for line in handle.read().splitlines() if not line.lstrip().startswith("#")]
+                if os.path.relpath(path, root) not in LIBRARY_FILES and any(
+                        "mooring_run" in line and GUARD not in line for line in lines):
+                    found.append(os.path.relpath(path, root))
+    return found
+
+
+def test_a_role_users_include_reads_the_run_state_only_when_given():
+    assert _unguarded_run_state_reads() == []
+
+
+def test_the_guard_rule_sees_an_unguarded_read(tmp_path):
+    tasks = tmp_path / "roles" / "preflight" / "tasks"
+    tasks.mkdir(parents=True)
+    (tmp_path / "roles" / "cluster").mkdir()
+    (tasks / "main.yml").write_text("x: \"{{ mooring_run.lock_values if mooring_run is defined else none }}\"\n")
+    (tmp_path / "roles" / "cluster" / "main.yml").write_text("y: \"{{ mooring_run.plan_only }}\"\n")
+    assert _unguarded_run_state_reads(str(tmp_path)) == []
+    (tasks / "extra.yml").write_text("z: \"{{ mooring_run.plan_only }}\"\n")
+    assert _unguarded_run_state_reads(str(tmp_path)) == [os.path.join("roles", "preflight", "tasks", "extra.yml")]
