@@ -55,19 +55,24 @@ MAX_CONTROLLER_READS = 5
 STATE_ROLES = ("lock", "bundle", "preflight", "roll", "cluster")
 
 
-def _controller_reads(root=ROOT):
-    """``(path, line number, commented)`` of every line of playbooks/ and roles/ that reads the controller's variables."""
-    found = []
-    for top in ("playbooks", "roles"):
-        for folder, _dirs, names in os.walk(os.path.join(root, top)):
+def _file_lines(root, *tops):
+    """``(path relative to root, lines)`` of every file under the folders ``tops`` of ``root``."""
+    for top in tops:
+        for folder, _dirs, names in sorted(os.walk(os.path.join(root, top))):
             for name in sorted(names):
                 path = os.path.join(folder, name)
                 with open(path, encoding="utf-8") as handle:
-                    lines = handle.read().splitlines()
-                for number, line in enumerate(lines):
-                    if CONTROLLER_READ in line:
-                        commented = any("#" in before for before in lines[max(0, number - 3):number + 1])
-                        found.append((os.path.relpath(path, root), number + 1, commented))
+                    yield os.path.relpath(path, root), handle.read().splitlines()
+
+
+def _controller_reads(root=ROOT):
+    """``(path, line number, commented)`` of every line of playbooks/ and roles/ that reads the controller's variables."""
+    found = []
+    for path, lines in _file_lines(root, "playbooks", "roles"):
+        for number, line in enumerate(lines):
+            if CONTROLLER_READ in line:
+                commented = any("#" in before for before in lines[max(0, number - 3):number + 1])
+                found.append((path, number + 1, commented))
     return found
 
 
@@ -115,17 +120,11 @@ GUARD = "mooring_run is defined"
 
 def _unguarded_run_state_reads(root=ROOT):
     found = []
-    for role in sorted(os.listdir(os.path.join(root, "roles"))):
-        if role in LIBRARY_ROLES:
+    for path, lines in _file_lines(root, "roles"):
+        if path.split(os.sep)[1] in LIBRARY_ROLES or path in LIBRARY_FILES or not path.endswith((".yml", ".yaml", ".j2")):
             continue
-        for folder, _dirs, names in os.walk(os.path.join(root, "roles", role)):
-            for name in sorted(n for n in names if n.endswith((".yml", ".yaml", ".j2"))):
-                path = os.path.join(folder, name)
-                with open(path, encoding="utf-8") as handle:
-                    lines = [line for line in handle.read().splitlines() if not line.lstrip().startswith("#")]
-                if os.path.relpath(path, root) not in LIBRARY_FILES and any(
-                        "mooring_run" in line and GUARD not in line for line in lines):
-                    found.append(os.path.relpath(path, root))
+        if any("mooring_run" in line and GUARD not in line for line in lines if not line.lstrip().startswith("#")):
+            found.append(path)
     return found
 
 
