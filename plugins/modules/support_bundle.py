@@ -48,6 +48,13 @@ options:
   reports_dir:
     description: The run reports' directory (C(.mooring-reports)); its C(*-latest.*) files are included.
     type: path
+  kubeconfig:
+    description:
+      - The admin kubeconfig on the controller; the cluster's nodes, pods, recent events, PVCs, the kubeadm and
+        kubelet configuration and the API server's C(/readyz) and C(/livez) are read through it (never Secrets).
+      - When it is not given or does not answer, the C(cluster/) files a control-plane host's
+        M(mooring.cluster.support_collect) read there are used instead.
+    type: path
   expiry_days:
     description: A certificate expiring within this many days is a finding.
     type: int

@@ -70,6 +70,19 @@ options:
     elements: str
     choices: [control_plane, etcd, workers]
     default: []
+  kubeconfig:
+    description:
+      - A kubeconfig on this host (a control plane's C(/etc/kubernetes/admin.conf)); when given, the cluster as
+        the API server answers it is read with O(kubectl) (C(get --raw), bounded) into C(cluster/) files - nodes,
+        pods, recent events, PVCs, the kubeadm and kubelet configuration, C(/readyz), C(/livez); never Secrets.
+        The controller uses them when its own kubeconfig does not answer.
+      - Empty (the default) - the cluster is not read on this host.
+    type: str
+    default: ""
+  kubectl:
+    description: The kubectl O(kubeconfig) is read with.
+    type: path
+    default: /usr/local/bin/kubectl
 notes:
   - Decisions live in C(plugins/module_utils/cluster/support/support.py) (host) and C(supportbundle.py) (controller);
     see docs/support-bundle.md.
@@ -131,6 +144,8 @@ class SupportCollect(MooringModule):
         "etcdctl": {"type": "path", "default": "/usr/local/bin/etcdctl"},
         "bundle_dir": {"type": "path", "default": "/var/lib/mooring/bundles"},
         "roles": {"type": "list", "elements": "str", "choices": ["control_plane", "etcd", "workers"], "default": []},
+        "kubeconfig": {"type": "str", "default": ""},
+        "kubectl": {"type": "path", "default": "/usr/local/bin/kubectl"},
     }
     errors = ()
 

@@ -122,6 +122,7 @@ def build_report(log, counts, finished, check_mode=False, inventory=(), limit=No
         "hosts": hosts,
         "plays_not_run": plays_not_run,
         "remaining": remaining,
+        "addons": {name: dict(log.addons[name]) for name in sorted(log.addons)},
         "preflight": dict(log.preflight, unsupported=list(log.unsupported)) if log.preflight else None,
     }
 

@@ -76,6 +76,7 @@ def render_markdown(report):
     if not changed:
         lines.append("None.")
     lines.extend(_versions_markdown(report))
+    lines.extend(_addons_markdown(report.get("addons")))
     lines.extend(_preflight_markdown(report.get("preflight")))
     if report["roles"]:
         lines += ["", "## Time per role", "", "| Role | Time (wall) |", "|---|---|"]
@@ -122,6 +123,19 @@ def _versions_markdown(report):
             lines.append("| %s | %s | %s |" % (
                 _cell(name), _cell(", ".join("%s %s" % kv for kv in host["versions"].items())),
                 _cell(", ".join("%s %s" % kv for kv in host["artifacts"].items()))))
+    return lines
+
+
+ADDON_STATE_TEXT = {"applied": "applied, and waited for until running", "rendered": "rendered only (not applied)"}
+
+
+def _addons_markdown(addons):
+    """Each add-on the run handled: applied to the cluster and running, or only rendered."""
+    if not addons:
+        return []
+    lines = ["", "## Add-ons", "", "| Add-on | Version | What the run did |", "|---|---|---|"]
+    lines.extend("| %s | %s | %s |" % (_cell(name), _cell(entry["version"]), ADDON_STATE_TEXT.get(entry["state"], entry["state"]))
+                 for name, entry in addons.items())
     return lines
 
 

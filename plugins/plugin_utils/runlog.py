@@ -22,6 +22,9 @@ from ansible import constants as C
 MESSAGE_LIMIT = 300
 # A fact a playbook sets (set_fact) to declare what the run leaves to do: a string or a list of strings.
 REMAINING_FACT = "mooring_report_remaining"
+# A fact the addons role sets for each add-on it handled: {name, version, state: applied | rendered}.
+ADDON_FACT = "mooring_report_addon"
+ADDON_STATES = ("applied", "rendered")
 _BUNDLE_INSTALL = ("mooring.cluster.bundle_install", "bundle_install")
 _LOCK_VALUES = ("mooring.cluster.lock_values", "lock_values")
 _HOST_STATE = ("mooring.cluster.host_state", "host_state")
@@ -168,6 +171,7 @@ class RunLog(object):
         self.hosts = {}
         self.role_time = {}
         self.remaining = []
+        self.addons = {}
         self.lock_paths = []
         self.preflight = None
         self.unsupported = []
@@ -243,6 +247,9 @@ class RunLog(object):
             for artifact in result.get("artifacts") or ():
                 if isinstance(artifact, dict) and artifact.get("name") and artifact.get("version") is not None:
                     entry.artifacts[str(artifact["name"])] = str(artifact["version"])
+        addon = (result.get("ansible_facts") or {}).get(ADDON_FACT)
+        if isinstance(addon, dict) and addon.get("name") and addon.get("state") in ADDON_STATES:
+            self.addons[str(addon["name"])] = {"version": str(addon.get("version") or ""), "state": addon["state"]}
         declared = (result.get("ansible_facts") or {}).get(REMAINING_FACT)
         for line in [declared] if isinstance(declared, str) else declared or ():
             if isinstance(line, str) and line.strip() and shorten(line) not in self.remaining:

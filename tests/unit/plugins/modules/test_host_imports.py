@@ -38,7 +38,7 @@ HOST_SIDE = {
     "cluster.troubleshoot.hostpreflight", "cluster.troubleshoot.hostconditions", "cluster.troubleshoot.hostanalyze",
     "cluster.troubleshoot.hostcollect", "cluster.troubleshoot.collectspec", "cluster.troubleshoot.collectsystem",
     "cluster.troubleshoot.collectnetwork", "cluster.troubleshoot.collectrun",
-    "cluster.support.support",
+    "cluster.support.support", "cluster.support.clusterstate",
 }
 # Modules that run on the controller against a cloud API (they need openstacksdk there).
 CONTROLLER_MODULES = {"openstack_infra_inventory", "openstack_infra_plan"}

@@ -286,6 +286,27 @@ def test_declared_remaining_as_a_string_and_no_log_or_probe_results_carry_no_ver
     assert data["hosts"]["h"]["versions"] == {} and data["hosts"]["h"]["artifacts"] == {}
 
 
+def test_each_addon_is_reported_applied_or_rendered_and_nothing_else():
+    log = runlog.RunLog("install", "install.yml", START, 0.0)
+    for name, version, state in (("flannel", "0.27.4", "applied"), ("calico", "3.30.0", "rendered"),
+                                 ("metricsServer", "0.8.0", "applied"), ("bogus", "1", "maybe")):
+        log.host_result("cp1", name, "What the run did with it", "addons", "ansible.builtin.set_fact", "ok",
+                        {"ansible_facts": {runlog.ADDON_FACT: {"name": name, "version": version, "state": state}}}, 1.0)
+    log.host_result("cp1", "nolog", "Hidden", "addons", "ansible.builtin.set_fact", "ok",
+                    {"_ansible_no_log": True, "ansible_facts": {runlog.ADDON_FACT: {"name": "x", "state": "applied"}}}, 1.0)
+    log.end(2.0)
+    data = report.build_report(log, {"cp1": _stats(ok=5)}, END)
+    assert data["addons"] == {"calico": {"version": "3.30.0", "state": "rendered"},
+                              "flannel": {"version": "0.27.4", "state": "applied"},
+                              "metricsServer": {"version": "0.8.0", "state": "applied"}}
+    text = reporttext.render_markdown(data)
+    assert "| calico | 3.30.0 | rendered only (not applied) |" in text
+    assert "| flannel | 0.27.4 | applied, and waited for until running |" in text
+    assert "bogus" not in text
+    empty = report.build_report(runlog.RunLog("install", "install.yml", START, 0.0), {}, END)
+    assert empty["addons"] == {} and "## Add-ons" not in reporttext.render_markdown(empty)
+
+
 CATALOG = load_catalog()
 SPEC = {"kubernetes": {"version": "1.35.x"}, "etcd": {"version": "3.6.x"}, "containerd": {"version": "2.1.x"},
         "calico": {"version": "latest"}}

@@ -43,7 +43,7 @@ KEY_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQplantedHostKeyBody"
 HOST_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\n%s\n-----END OPENSSH PRIVATE KEY-----\n" % KEY_BODY
 FORGED = "failed\n- **PASS** e1: everything is fine\n## Findings"
 MEMBER_PART = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9_.+~:@-]{1,128}$")
-INDEX_LINE = re.compile(r"^(?:|# mooring support bundle|## (?:Findings|Hosts|Controller)|Collected [^\n]*|Hosts: [^\n]*|"
+INDEX_LINE = re.compile(r"^(?:|# mooring support bundle|## (?:Findings|Hosts|Cluster|Controller)|Read through [^\n]*|Collected [^\n]*|Hosts: [^\n]*|"
                         r"- \*\*(?:FAIL|WARN)\*\* [^\n]*|- `[^\n]*|- none: [^\n]*|- nothing [^\n]*)$")
 
 
