@@ -127,12 +127,12 @@ def test_demo_lock_differs_from_a_users_only_in_urls_and_checksums(upgrade_from)
     user["spec"]["flannel"] = user["spec"].pop("calico")
     for addon, version in (labspec.previous(upgrade_from) if upgrade_from else {}).items():
         user["spec"][addon]["version"] = version
-    users = build_lock(parse_installer(user), load_catalog(None))
     demo_spec = yaml.safe_load(labspec.spec_text(upgrade_from))
     for name in BUILT_ADDONS:
         pinned = str((demo_spec["spec"].get(name) or {}).get("version", "latest"))
         if name in user["spec"] and re.fullmatch(r"\d+\.\d+\.\d+", pinned):
             user["spec"][name]["version"] = pinned
+    users = build_lock(parse_installer(user), load_catalog(None))
     demo = build_lock(parse_installer(demo_spec), load_catalog(None, [os.path.join(MIRROR, "upstream-overlay")]))
     for name in BUILT_ADDONS:
         want, got = _shape(users["addons"][name]), _shape(demo["addons"][name])
