@@ -34,6 +34,7 @@ READS = (
 )
 HIDDEN = "(value not collected)"
 # A container waiting for one of these reasons is a finding.
+CRASH_RESTARTS = 3  # a container restarted this often whose last run failed is crash-looping, whatever its state now
 BAD_WAITING = ("CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError",
                "CreateContainerError", "RunContainerError")
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -96,14 +97,29 @@ def _event_time(event):
         "creationTimestamp") or "")
 
 
+def _exit_code(cs):
+    """The exit code of the container's current run when it ended, else of its last one (None: neither ended)."""
+    for key in ("state", "lastState"):
+        ended = (cs.get(key) or {}).get("terminated")
+        if isinstance(ended, dict):
+            return ended.get("exitCode")
+    return None
+
+
 def _waiting(pod):
-    """``[(container, reason, restarts)]`` of the pod's containers waiting for a :data:`BAD_WAITING` reason."""
+    """``[(container, reason, restarts)]`` of the pod's failing containers: waiting for a :data:`BAD_WAITING` reason,
+    or crash-looping between two waits (the kubelet shows a container in its back-off as terminated until it syncs
+    the pod again: :data:`CRASH_RESTARTS` restarts and a failed last run are a CrashLoopBackOff too)."""
     out = []
     status = pod.get("status") or {}
     for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
         reason = ((cs.get("state") or {}).get("waiting") or {}).get("reason")
+        restarts = cs.get("restartCount", 0)
+        if reason not in BAD_WAITING and isinstance(restarts, int) and restarts >= CRASH_RESTARTS \
+                and not cs.get("ready") and _exit_code(cs) not in (None, 0):
+            reason = "CrashLoopBackOff"
         if reason in BAD_WAITING:
-            out.append((cs.get("name"), reason, cs.get("restartCount", 0)))
+            out.append((cs.get("name"), reason, restarts))
     return out
 
 

@@ -77,6 +77,23 @@ def test_findings_name_the_notready_node_the_crashlooping_pod_the_pending_claim_
         ("fail", "/readyz: [-]etcd failed: reason withheld")]
 
 
+def test_a_container_shown_terminated_between_its_restarts_is_crash_looping_too():
+    def status(restarts, exit_code, ready=False):
+        return {"name": "app", "ready": ready, "restartCount": restarts,
+                "state": {"terminated": {"exitCode": exit_code, "reason": "Error"}}}
+
+    pods = [dict(pod("looping"), status={"containerStatuses": [status(5, 3)]}),
+            dict(pod("young"), status={"containerStatuses": [status(2, 3)]}),
+            dict(pod("done"), status={"containerStatuses": [status(7, 0)]}),
+            dict(pod("earlier"), status={"containerStatuses": [
+                {"name": "app", "ready": False, "restartCount": 4, "state": {"running": {}},
+                 "lastState": {"terminated": {"exitCode": 137}}}]})]
+    found = clusterstate.cluster_findings(clusterstate.cluster_files(answers(pods=json.dumps({"items": pods}))))
+    assert [t for s, t in found if t.startswith("pod ")] == [
+        "pod apps/looping: container app in CrashLoopBackOff (restarts 5)",
+        "pod apps/earlier: container app in CrashLoopBackOff (restarts 4)"]
+
+
 def test_a_healthy_cluster_has_no_finding_and_a_bad_answer_is_kept_as_a_note():
     healthy = answers(nodes=json.dumps({"items": [node("n1")]}), pods=json.dumps({"items": [pod("ok")]}),
                       pvcs=json.dumps({"items": []}), readyz="[+]ping ok\nreadyz check passed\n")
