@@ -76,8 +76,9 @@ echo "::: lab ready in $((SECONDS - t0))s (image $MOORING_LAB_IMAGE)"
 declare -A SCENARIO_CORE=([install]=2.17)
 
 # The second lane: scenarios that mostly wait (etcdroll's fault sampler, openstack's start-up, the etcd
-# timers), so that the first lane's CPU-bound scenarios (the real cluster) go on beside them.
-LANE_WAITING=(etcdroll openstack etcd haendpoint bundle_containerd)
+# timers), so that the first lane's CPU-bound scenarios (the real cluster) go on beside them; proxy (short) evens
+# the lanes out (about 50 minutes each on 2 cores since the install scenario applies three add-ons).
+LANE_WAITING=(etcdroll openstack etcd haendpoint bundle_containerd proxy)
 LOGS="$ROOT/.work/ci"
 mkdir -p "$LOGS"
 FAILED="$LOGS/integration.failed"
