@@ -48,7 +48,7 @@ def api_reader(kubeconfig):
 
 
 def controller_cluster(kubeconfig):
-    """``{files, source, error}``: the cluster as the API server answers the controller's ``kubeconfig``; no files
+    """``{files, source, findings, error}``: the cluster as the API server answers the controller's ``kubeconfig``; no files
     when it is not given, absent or does not answer (the playbook's control-plane host read it too)."""
     if not kubeconfig:
         return {"files": {}, "error": "none given"}
@@ -64,7 +64,9 @@ def controller_cluster(kubeconfig):
     files = clusterstate.cluster_files(answers)
     if errors:
         files["cluster/errors.txt"] = "\n".join(errors) + "\n"
-    return {"files": files, "source": "the controller's kubeconfig %s" % kubeconfig}
+    # Judged before redaction (supportbundle redacts the files): a redacted JSON text need not parse.
+    return {"files": files, "source": "the controller's kubeconfig %s" % kubeconfig,
+            "findings": clusterstate.cluster_findings(files)}
 
 
 def controller_files(lock, reports_dir):

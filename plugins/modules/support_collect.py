@@ -101,7 +101,8 @@ files:
   returned: always
   type: dict
 facts:
-  description: What the index judges - C(certificates), C(units), C(etcd), C(disks), C(bundles), C(clock).
+  description: What the index judges - C(certificates), C(units), C(etcd), C(disks), C(bundles), C(clock), and with
+    O(kubeconfig) C(cluster_findings) (C([severity, text]) pairs, judged before redaction, each text redacted).
   returned: always
   type: dict
 redacted:

@@ -214,7 +214,10 @@ def collect(run, params, now=time.time):
         b["unpacked"]))) for b in facts["bundles"]) or "no bundle unpacked under %s\n" % params["bundle_dir"]
     if params.get("kubeconfig"):
         answers, cluster_errors = clusterstate.read_all(cluster_reader(run, params["kubectl"], params["kubeconfig"]))
-        files.update(clusterstate.cluster_files(answers))
+        cluster = clusterstate.cluster_files(answers)
+        # Judged here, before redaction: a redacted JSON text need not parse (a value cut to the line's end).
+        facts["cluster_findings"] = [[severity, redact(text)[0]] for severity, text in clusterstate.cluster_findings(cluster)]
+        files.update(cluster)
         errors.extend("cluster %s" % line for line in cluster_errors)
     redacted = {}
     total = 0

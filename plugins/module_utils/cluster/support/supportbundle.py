@@ -29,7 +29,6 @@ import tarfile
 import time
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.preflight.preflightclock import judge_clock
-from ansible_collections.mooring.cluster.plugins.module_utils.cluster.support.clusterstate import cluster_findings
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.support.support import MAX_TOTAL
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import MooringError, PathEscapeError, excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import shown as _shown
@@ -155,6 +154,16 @@ class _Part(Shape):
     def bundles(self, value, path):
         return self.records(value, path, self._bundle)
 
+    def cluster_findings(self, value, path):
+        """``[[severity, text]]``: what a control-plane host judged of the cluster it read."""
+        for i, item in enumerate(self.listing(value, path, optional=True)):
+            where = field(path, i)
+            if not isinstance(item, list) or len(item) != 2:
+                self.expected(where, "a [severity, text] pair", item)
+            self.one_of(item[0], field(where, 0), ("fail", "warn"))
+            self.text(item[1], field(where, 1), limit=4 * MAX_SHOWN)
+        return [tuple(item) for item in value or []]
+
 
 def _file_text(shape, files, name):
     try:
@@ -169,7 +178,8 @@ def _count(shape, kind, n):
     return shape.count(n, field("redacted", kind))
 
 
-_FACTS = (("certificates", []), ("units", {}), ("etcd", None), ("disks", []), ("clock", None), ("bundles", []))
+_FACTS = (("certificates", []), ("units", {}), ("etcd", None), ("disks", []), ("clock", None), ("bundles", []),
+          ("cluster_findings", []))
 
 
 def check_part(part):
@@ -278,20 +288,23 @@ def findings(hosts, now, expiry_days=30, disk_pct=80, max_clock_offset=2.0):
 
 
 def take_cluster(parts, cluster):
-    """``(files, source)`` of the cluster's state: ``cluster`` (the controller's reading: ``{files, source}``) when it
-    has files, else the first host's ``cluster/`` files (``kubectl`` there); every host's ``cluster/`` files leave
-    its part either way (one copy, at the archive's top)."""
-    files, source = dict((cluster or {}).get("files") or {}), (cluster or {}).get("source") or ""
-    why = (cluster or {}).get("error") or "no kubeconfig given"
+    """``(files, source, findings)`` of the cluster's state: ``cluster`` (the controller's reading: ``{files, source,
+    findings}``) when it has files, else the first host's ``cluster/`` files (``kubectl`` there) with what that host
+    judged (its ``cluster_findings`` fact); every host's ``cluster/`` files leave its part either way (one copy, at the
+    archive's top)."""
+    cluster = cluster or {}
+    files, source, found = dict(cluster.get("files") or {}), cluster.get("source") or "", list(cluster.get("findings") or [])
+    why = cluster.get("error") or "no kubeconfig given"
     for host in sorted(parts):
         theirs = {n: t for n, t in (parts[host].get("files") or {}).items() if n.startswith("cluster/")}
         for name in theirs:
             del parts[host]["files"][name]
         if theirs and not files:
             files, source = theirs, "kubectl on %s (the controller's kubeconfig: %s)" % (host, why)
+            found = list((parts[host].get("facts") or {}).get("cluster_findings") or [])
     if not files:
         source = "not read: the controller's kubeconfig: %s; no control-plane host read it" % why
-    return files, source
+    return files, source, found
 
 
 def render_index(meta, hosts, found, controller_files, redacted, cluster=("", {})):
@@ -357,11 +370,11 @@ def assemble(hosts, controller_files, meta, expiry_days=30, disk_pct=80, max_clo
             cleaned[member_name(name)] = _redacted(text, redacted)
         except PathEscapeError as exc:
             refused.append(("fail", "controller", "%s (left out)" % exc))
-    cluster_files, source = take_cluster(parts, cluster)
+    cluster_files, source, cluster_found = take_cluster(parts, cluster)
     cluster_files = {name: _redacted(text, redacted) for name, text in cluster_files.items()}
     found = refused + [(sev, host, _redacted(text, redacted))
                        for sev, host, text in findings(parts, meta["now"], expiry_days, disk_pct, max_clock_offset)]
-    found += [(sev, "cluster", text) for sev, text in cluster_findings(cluster_files)]
+    found += [(sev, "cluster", _redacted(text, redacted)) for sev, text in cluster_found]
     found.sort(key=lambda f: {"fail": 0, "warn": 1}[f[0]])
     entries = {"index.md": render_index(meta, parts, found, cleaned, redacted, (_redacted(source, redacted), cluster_files))}
     entries.update(cluster_files)

@@ -125,6 +125,7 @@ class KubectlRun:
 
     def __init__(self):
         self.calls = []
+        self.answers = answers()
 
     def __call__(self, argv):
         self.calls.append(argv)
@@ -132,9 +133,9 @@ class KubectlRun:
             return 127, "", "not found"
         path = argv[-1]
         if path == "/readyz?verbose":
-            return 1, "", answers()["readyz"]
+            return 1, "", self.answers["readyz"]
         name = next(n for n, p in clusterstate.READS if p == path)
-        return (0, answers()[name], "") if name in answers() else (1, "", 'Error from server (NotFound): "%s"' % name)
+        return (0, self.answers[name], "") if name in self.answers else (1, "", 'Error from server (NotFound): "%s"' % name)
 
 
 def test_a_control_plane_host_reads_the_cluster_with_its_kubectl_and_redacts_it(tmp_path):
@@ -152,30 +153,64 @@ def test_a_control_plane_host_reads_the_cluster_with_its_kubectl_and_redacts_it(
     assert "planted-env-2" not in "".join(got["files"].values())
 
 
-def _host(files):
-    return {"files": dict({"units.txt": "Id=etcd.service\n"}, **files),
-            "facts": {"certificates": [], "units": {}, "etcd": None, "disks": [], "bundles": []}, "redacted": {}, "errors": []}
+def _host(files, findings=()):
+    return {"files": dict({"units.txt": "Id=etcd.service\n"}, **files), "redacted": {}, "errors": [],
+            "facts": {"certificates": [], "units": {}, "etcd": None, "disks": [], "bundles": [],
+                      "cluster_findings": [list(f) for f in findings]}}
 
 
 def test_the_controllers_reading_wins_and_a_hosts_copy_is_used_only_when_it_did_not_answer():
     mine = clusterstate.cluster_files(answers())
     theirs = {"cluster/nodes.json": json.dumps([node("from-host", "False")])}
+    host_found = clusterstate.cluster_findings(theirs)
     meta = {"now": NOW, "controller": "ctl"}
-    entries, found, _red = supportbundle.assemble({"cp1": _host(theirs)}, {}, meta,
-                                                  cluster={"files": mine, "source": "the controller's kubeconfig k"})
+    entries, found, _red = supportbundle.assemble(
+        {"cp1": _host(theirs, host_found)}, {}, meta,
+        cluster={"files": mine, "source": "the controller's kubeconfig k", "findings": clusterstate.cluster_findings(mine)})
     assert "hosts/cp1/cluster/nodes.json" not in entries and "from-host" not in entries["cluster/nodes.json"]
     assert "Read through the controller's kubeconfig k." in entries["index.md"]
     assert ("fail", "cluster", "pod apps/crash: container app in CrashLoopBackOff (restarts 7)") in found
     assert found.index(("warn", "cluster", "PVC apps/data Pending (storage class local-path)")) > max(
         i for i, f in enumerate(found) if f[0] == "fail")
-    entries, found, _red = supportbundle.assemble({"cp1": _host(theirs)}, {}, meta,
+    entries, found, _red = supportbundle.assemble({"cp1": _host(theirs, host_found)}, {}, meta,
                                                   cluster={"files": {}, "error": "k: connection refused"})
     assert "from-host" in entries["cluster/nodes.json"] and "hosts/cp1/cluster/nodes.json" not in entries
     assert "Read through kubectl on cp1 (the controller's kubeconfig: k: connection refused)." in entries["index.md"]
     assert ("fail", "cluster", "node from-host NotReady (Ready=False)") in found
+    assert not [f for f in found if "crash" in f[2]]  # the controller's findings went with its reading
     entries, found, _red = supportbundle.assemble({"cp1": _host({})}, {}, meta)
     assert "Read through not read: the controller's kubeconfig: no kubeconfig given; no control-plane host read it." \
         in entries["index.md"] and not [e for e in entries if e.startswith("cluster/")]
+
+
+# A real kube-apiserver static pod: redaction cuts --kubelet-client-key's value to the line's end, so the redacted
+# pods.json does not parse; what is judged is judged before (the lab's support test found the crash loop missing).
+APISERVER = {"metadata": {"name": "kube-apiserver-n1", "namespace": "kube-system"},
+             "spec": {"containers": [{"name": "kube-apiserver", "command": [
+                 "kube-apiserver", "--kubelet-client-key=/etc/kubernetes/pki/apiserver-kubelet-client.key"]}]},
+             "status": {"phase": "Running", "containerStatuses": [{"name": "kube-apiserver", "ready": True,
+                                                                   "state": {"running": {}}, "restartCount": 0}]}}
+
+
+def test_what_is_judged_is_judged_before_redaction_on_the_host():
+    run = KubectlRun()
+    with_apiserver = json.dumps({"items": [APISERVER, pod("crash", "CrashLoopBackOff", 4)]})
+    run.answers = answers(pods=with_apiserver)
+    got = support.collect(run, {"units": [], "since_hours": 1, "journal_max_bytes": 4096, "pki_dirs": [],
+                                "etcd_env": "/absent", "etcd_pki_dir": "/absent", "etcdctl": "/absent",
+                                "bundle_dir": "/absent", "roles": [], "kubeconfig": "/k", "kubectl": "/bin/kubectl"},
+                      now=lambda: NOW)
+    assert ["fail", "pod apps/crash: container app in CrashLoopBackOff (restarts 4)"] in got["facts"]["cluster_findings"]
+    assert clusterstate.cluster_findings(got["files"]) != clusterstate.cluster_findings(
+        clusterstate.cluster_files(run.answers))  # the redacted text alone would not tell
+
+
+def test_a_hosts_cluster_findings_of_the_wrong_shape_are_left_out_and_named():
+    bad = _host({"cluster/nodes.json": "[]"}, [("fail", "node x NotReady")])
+    bad["facts"]["cluster_findings"] = [["fail", "node x NotReady"], ["pass", "forged"]]
+    _entries, found, _red = supportbundle.assemble({"cp1": bad}, {}, {"now": NOW, "controller": "ctl"})
+    assert [f for f in found if "forged" in f[2] and f[1] == "cluster"] == []
+    assert [f for f in found if f[1] == "cp1" and "cluster_findings" in f[2]]
 
 
 def test_a_token_in_what_the_cluster_answers_is_redacted_on_the_controller():
@@ -183,5 +218,5 @@ def test_a_token_in_what_the_cluster_answers_is_redacted_on_the_controller():
                                                        "data": {"x": "token: q2w3e4.r5t6y7u8i9o0p1a2"}})})
     entries, _found, redacted = supportbundle.assemble(
         {}, {}, {"now": NOW, "controller": "ctl"},
-        cluster={"files": clusterstate.cluster_files(planted), "source": "k"})
+        cluster={"files": clusterstate.cluster_files(planted), "source": "k", "findings": [("warn", "token: q2w3e4.r5t6y7u8i9o0p1a2")]})
     assert "q2w3e4.r5t6y7u8i9o0p1a2" not in "".join(entries.values()) and redacted
