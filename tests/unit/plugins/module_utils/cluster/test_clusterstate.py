@@ -196,10 +196,10 @@ def test_what_is_judged_is_judged_before_redaction_on_the_host():
     run = KubectlRun()
     with_apiserver = json.dumps({"items": [APISERVER, pod("crash", "CrashLoopBackOff", 4)]})
     run.answers = answers(pods=with_apiserver)
-    got = support.collect(run, {"units": [], "since_hours": 1, "journal_max_bytes": 4096, "pki_dirs": [],
-                                "etcd_env": "/absent", "etcd_pki_dir": "/absent", "etcdctl": "/absent",
-                                "bundle_dir": "/absent", "roles": [], "kubeconfig": "/k", "kubectl": "/bin/kubectl"},
-                      now=lambda: NOW)
+    params = {"units": [], "since_hours": 1, "journal_max_bytes": 4096, "pki_dirs": [], "etcd_env": "/absent",
+              "etcd_pki_dir": "/absent", "etcdctl": "/absent", "bundle_dir": "/absent", "roles": [], "kubeconfig": "/k",
+              "kubectl": "/bin/kubectl"}
+    got = support.collect(run, params, now=lambda: NOW)
     assert ["fail", "pod apps/crash: container app in CrashLoopBackOff (restarts 4)"] in got["facts"]["cluster_findings"]
     assert clusterstate.cluster_findings(got["files"]) != clusterstate.cluster_findings(
         clusterstate.cluster_files(run.answers))  # the redacted text alone would not tell
