@@ -865,12 +865,12 @@ def cmd_down(args):
 VIP_HOST = 100  # the lab's hosts are .11 upwards, the bridge .1
 
 
-def lab_spec(name, upgrade_from=None):
+def lab_spec(name, upgrade_from=None, leave_out=()):
     """tests/lab/installer.yaml (at tests/lab/previous.yaml's versions ``upgrade_from`` when given) with lab NAME's
     highly available API endpoint: ``kubernetes.controlPlaneEndpoint`` a free address of its subnet and
     ``haEndpoint: {mode: vip}`` (keepalived, docs/ha-endpoint.md)."""
     try:
-        text = labspec.spec_text(upgrade_from)
+        text = labspec.without(labspec.spec_text(upgrade_from), leave_out)
     except labspec.SpecError as exc:
         raise LabError(str(exc)) from None
     marker = "\n  kubernetes:\n"
@@ -882,7 +882,7 @@ def lab_spec(name, upgrade_from=None):
 
 
 def cmd_spec(args):
-    text = lab_spec(args.name, args.upgrade_from)
+    text = lab_spec(args.name, args.upgrade_from, args.leave_out or ())
     if args.output:
         Path(args.output).write_text(text)
     else:
@@ -907,6 +907,8 @@ def main(argv=None):
     sp.add_argument("-o", "--output")
     sp.add_argument("--from", dest="upgrade_from", metavar="WHICH",
                     help="at the versions an upgrade starts from (tests/lab/previous.yaml: patch)")
+    sp.add_argument("--without", dest="leave_out", action="append", metavar="ADDON",
+                    help="leave spec.ADDON out (a lab with no worker: nothing schedules storage or metrics)")
     sp.set_defaults(func=cmd_spec)
     rc = sub.add_parser("route-check", help="refuse unless each address routes through a lab bridge")
     rc.add_argument("addresses", nargs="+")

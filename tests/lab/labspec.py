@@ -36,6 +36,17 @@ def pin_versions(text, versions):
     return text
 
 
+def without(text, addons):
+    """``text`` (an Installer spec) without ``spec.<add-on>`` for each of ``addons``, and the comment lines just above
+    each; every add-on named must be in the spec."""
+    for addon in addons:
+        pattern = re.compile(r"\n(?:  #.*\n)*  %s:\n(?:    .*\n|\s*\n)*" % re.escape(addon))
+        text, n = pattern.subn("\n", text, count=1)
+        if n != 1:
+            raise SpecError("the spec has no spec.%s to leave out" % addon)
+    return text
+
+
 def spec_text(upgrade_from=None):
     """tests/lab/installer.yaml's text, at tests/lab/previous.yaml's versions ``upgrade_from`` when given."""
     text = LAB_SPEC.read_text()
