@@ -23,7 +23,7 @@ API_TIMEOUT = (10, 30)  # seconds: to connect, then for each answer
 
 def api_reader(kubeconfig):
     """``read(path) -> text`` of the API server through ``kubeconfig`` (the kubernetes client kubernetes.core uses),
-    each answer bounded by clusterstate.MAX_READ; a failed ``/readyz`` or ``/livez`` answers with its checks."""
+    each answer judged by clusterstate.answer (bounded, a failed ``/readyz`` or ``/livez`` kept with its checks)."""
     from kubernetes import config  # pylint: disable=import-outside-toplevel  # only when a kubeconfig is given
     from kubernetes.client.exceptions import ApiException  # pylint: disable=import-outside-toplevel
 
@@ -31,19 +31,16 @@ def api_reader(kubeconfig):
 
     def read(path):
         try:
-            answer = api.call_api(path, "GET", auth_settings=["BearerToken"], _preload_content=False,
-                                  _request_timeout=API_TIMEOUT, _return_http_data_only=True)
+            reply = api.call_api(path, "GET", auth_settings=["BearerToken"], _preload_content=False,
+                                 _request_timeout=API_TIMEOUT, _return_http_data_only=True)
         except ApiException as exc:
-            if path.split("?")[0] in ("/readyz", "/livez") and exc.body and "[-]" in str(exc.body):
-                return exc.body.decode("utf-8", "replace") if isinstance(exc.body, bytes) else str(exc.body)
-            raise ValueError("HTTP %s %s" % (exc.status, exc.reason)) from None
+            body = exc.body.decode("utf-8", "replace") if isinstance(exc.body, bytes) else str(exc.body or "")
+            return clusterstate.answer(path, body[:clusterstate.MAX_READ], "HTTP %s %s" % (exc.status, exc.reason))
         try:
-            data = answer.read(clusterstate.MAX_READ + 1)
+            data = reply.read(clusterstate.MAX_READ + 1)
         finally:
-            answer.release_conn()
-        if len(data) > clusterstate.MAX_READ:
-            raise ValueError("the answer passed %d bytes" % clusterstate.MAX_READ)
-        return data.decode("utf-8", "replace")
+            reply.release_conn()
+        return clusterstate.answer(path, data.decode("utf-8", "replace"))
     return read
 
 
@@ -55,18 +52,14 @@ def controller_cluster(kubeconfig):
     if not os.path.isfile(kubeconfig):
         return {"files": {}, "error": "%s: no such file" % kubeconfig}
     try:
-        read = api_reader(kubeconfig)
-        answers, errors = clusterstate.read_all(read)
+        files, findings, errors = clusterstate.read_cluster(api_reader(kubeconfig))
     except Exception as exc:  # pylint: disable=broad-except  # the client's own error, named in the index
         return {"files": {}, "error": "%s: %s" % (kubeconfig, " ".join(str(exc).split())[:300])}
-    if not answers:
-        return {"files": {}, "error": "%s: %s" % (kubeconfig, errors[0] if errors else "no answer")}
-    files = clusterstate.cluster_files(answers)
+    if len(errors) == len(clusterstate.READS):
+        return {"files": {}, "error": "%s: %s" % (kubeconfig, errors[0])}
     if errors:
         files["cluster/errors.txt"] = "\n".join(errors) + "\n"
-    # Judged before redaction (supportbundle redacts the files): a redacted JSON text need not parse.
-    return {"files": files, "source": "the controller's kubeconfig %s" % kubeconfig,
-            "findings": clusterstate.cluster_findings(files)}
+    return {"files": files, "source": "the controller's kubeconfig %s" % kubeconfig, "findings": findings}
 
 
 def controller_files(lock, reports_dir):

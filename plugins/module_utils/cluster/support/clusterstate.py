@@ -40,6 +40,20 @@ BAD_WAITING = ("CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateCo
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
+def answer(path, text, error=None):
+    """The text a reader gives for ``path``. ``error``: None when the request succeeded, else its one-line failure
+    (``text`` is then the failed answer's body). A failed ``/readyz`` or ``/livez`` is kept when it names its failed
+    checks (``[-]`` lines: the API server answers 500 with them); any other failure raises ``ValueError(error)``, an
+    answer over :data:`MAX_READ` bytes ``ValueError`` too."""
+    if error is not None:
+        if path.split("?")[0] in ("/readyz", "/livez") and "[-]" in text:
+            return text
+        raise ValueError(error)
+    if len(text) > MAX_READ:
+        raise ValueError("the answer passed %d bytes" % MAX_READ)
+    return text
+
+
 def read_all(read):
     """``({name: text}, [error lines])``: every path of :data:`READS` through ``read``; a path that fails is one
     error line, the others are still read."""
@@ -50,6 +64,15 @@ def read_all(read):
         except Exception as exc:  # pylint: disable=broad-except  # the reader's own error, named per path
             errors.append("%s: %s" % (path, " ".join(str(exc).split())[:300]))
     return answers, errors
+
+
+def read_cluster(read):
+    """``(files, findings, errors)``: the cluster through ``read`` (:func:`read_all`), its archive files
+    (:func:`cluster_files`, not yet redacted) and their findings, judged before redaction (a redacted JSON text
+    need not parse)."""
+    answers, errors = read_all(read)
+    files = cluster_files(answers)
+    return files, cluster_findings(files), errors
 
 
 def _items(text):

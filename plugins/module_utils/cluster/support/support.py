@@ -149,17 +149,13 @@ def bundles(bundle_dir):
 
 
 def cluster_reader(run, kubectl, kubeconfig):
-    """``read(path) -> text`` of the API server through ``kubectl get --raw`` with ``kubeconfig`` (bounded by ``run``);
-    a failed ``/readyz`` or ``/livez`` answers with its checks (kubectl prints them to stderr)."""
+    """``read(path) -> text`` of the API server through ``kubectl get --raw`` with ``kubeconfig`` (bounded by ``run``),
+    each answer judged by :func:`clusterstate.answer` (kubectl prints a failed check's text to stderr)."""
     def read(path):
         rc, out, err = run([kubectl, "--kubeconfig", kubeconfig, "--request-timeout=20s", "get", "--raw", path])
-        if rc != 0 and path.split("?")[0] in ("/readyz", "/livez") and "[-]" in err:
-            return err
         if rc != 0:
-            raise ValueError("kubectl get --raw %s: rc %d: %s" % (path, rc, err.strip()[:200]))
-        if len(out) > clusterstate.MAX_READ:
-            raise ValueError("the answer passed %d bytes" % clusterstate.MAX_READ)
-        return out
+            return clusterstate.answer(path, err, "kubectl get --raw %s: rc %d: %s" % (path, rc, err.strip()[:200]))
+        return clusterstate.answer(path, out)
     return read
 
 
@@ -213,10 +209,8 @@ def collect(run, params, now=time.time):
     files["bundles.txt"] = "".join("%s\tunpacked %s\n" % (b["id"], time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(
         b["unpacked"]))) for b in facts["bundles"]) or "no bundle unpacked under %s\n" % params["bundle_dir"]
     if params.get("kubeconfig"):
-        answers, cluster_errors = clusterstate.read_all(cluster_reader(run, params["kubectl"], params["kubeconfig"]))
-        cluster = clusterstate.cluster_files(answers)
-        # Judged here, before redaction: a redacted JSON text need not parse (a value cut to the line's end).
-        facts["cluster_findings"] = [[severity, redact(text)[0]] for severity, text in clusterstate.cluster_findings(cluster)]
+        cluster, findings, cluster_errors = clusterstate.read_cluster(cluster_reader(run, params["kubectl"], params["kubeconfig"]))
+        facts["cluster_findings"] = [[severity, redact(text)[0]] for severity, text in findings]
         files.update(cluster)
         errors.extend("cluster %s" % line for line in cluster_errors)
     redacted = {}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.support import clusterstate, support, supportbundle
 
 NOW = 1800000000
@@ -118,6 +120,27 @@ def test_each_path_is_read_once_and_one_that_fails_is_one_error_line():
     assert seen == [path for _name, path in clusterstate.READS]
     assert "events" not in got and errors == ["/api/v1/events?limit=2000: HTTP 403 Forbidden"]
     assert not [p for p in seen if "secret" in p.lower()]
+
+
+def test_both_readers_answer_by_one_rule_a_failed_health_check_kept_anything_else_refused():
+    failed = "[+]ping ok\n[-]etcd failed: reason withheld\nreadyz check failed\n"
+    assert clusterstate.answer("/readyz?verbose", failed, "HTTP 500") == failed
+    assert clusterstate.answer("/livez", failed, "rc 1") == failed
+    with pytest.raises(ValueError, match="HTTP 500"):
+        clusterstate.answer("/api/v1/nodes", failed, "HTTP 500")  # only the health paths keep a failure
+    with pytest.raises(ValueError, match="HTTP 503"):
+        clusterstate.answer("/readyz?verbose", "<html>unavailable</html>", "HTTP 503")  # no checks named
+    assert clusterstate.answer("/api/v1/nodes", "x" * clusterstate.MAX_READ) == "x" * clusterstate.MAX_READ
+    with pytest.raises(ValueError, match="passed %d bytes" % clusterstate.MAX_READ):
+        clusterstate.answer("/api/v1/nodes", "x" * (clusterstate.MAX_READ + 1))
+
+
+def test_read_cluster_judges_what_it_read():
+    canned = answers(nodes=json.dumps({"items": [node("n1", "False")]}))
+    files, findings, errors = clusterstate.read_cluster(lambda path: canned.get(
+        next(n for n, p in clusterstate.READS if p == path), "{}"))
+    assert files["cluster/nodes.json"] and errors == []
+    assert findings == clusterstate.cluster_findings(files) and findings[0][1].startswith("node n1 NotReady")
 
 
 class KubectlRun:
