@@ -8,11 +8,17 @@ layouts, operator manifests) for version 1.0.0 or 2.0.0 of the solution ``exampl
 ``mooring solution build``'s backend. Every byte is deterministic (fixed timestamps, sorted
 JSON), so the same version always yields the same image digests.
 
-Run as a script to build both versions: ``python tests/solutions/example.py OUTDIR [KEY]``.
+``program`` (a path) puts that static program in every image as ``/bin/operator``, its entrypoint, so the operator
+Deployment has something that stays up on a real cluster (the lab's ``solutions`` scenario gives the pause program
+it builds with Kubernetes: a STAND-IN for an operator, which only has to run); without it the images hold two text
+files and the digests stay those the unit tests know.
+
+Run as a script to build both versions: ``python tests/solutions/example.py OUTDIR [KEY] [--program PATH]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import hashlib
 import io
@@ -61,7 +67,7 @@ def layer_tar(files):
     return gz.getvalue(), "sha256:" + hashlib.sha256(plain).hexdigest()
 
 
-def write_oci_layout(root, files, tag, arch="amd64", cmd=None):
+def write_oci_layout(root, files, tag, arch="amd64", cmd=None, entrypoint=None):
     """Write an OCI image layout at ``root`` with one layer; return the manifest digest."""
     os.makedirs(root, exist_ok=True)
     gz, diff_id = layer_tar(files)
@@ -69,7 +75,8 @@ def write_oci_layout(root, files, tag, arch="amd64", cmd=None):
     config = {
         "architecture": arch,
         "os": "linux",
-        "config": {"Cmd": cmd or ["/bin/sh"], "Env": ["PATH=/bin"]},
+        "config": dict({"Cmd": cmd or ["/bin/sh"], "Env": ["PATH=/bin"]},
+                       **({"Entrypoint": entrypoint} if entrypoint else {})),
         "rootfs": {"type": "layers", "diff_ids": [diff_id]},
     }
     cfg = dict(_blob(root, _canonical(config)), mediaType=MT_CONFIG)
@@ -166,24 +173,30 @@ def operator_manifests(version):
     }
 
 
-def write_images(dest, version):
-    """Write the example's two images as OCI layouts ``dest/<image>/<version>``; {image: manifest digest}."""
+def write_images(dest, version, program=None):
+    """Write the example's two images as OCI layouts ``dest/<image>/<version>``; {image: manifest digest}.
+    ``program``: the path of a static program each image runs as ``/bin/operator`` (see the module's text)."""
     digests = {}
+    extra, entrypoint = {}, None
+    if program:
+        with open(program, "rb") as f:
+            extra, entrypoint = {"bin/operator": f.read()}, ["/bin/operator"]
     for image in IMAGES:
-        files = {
+        files = dict({
             "etc/example/VERSION": ("%s\n" % version).encode(),
             "etc/example/IMAGE": ("%s\n" % image).encode(),
-        }
-        digests[image] = write_oci_layout(os.path.join(dest, image, version), files, version, cmd=["/bin/true"])
+        }, **extra)
+        digests[image] = write_oci_layout(os.path.join(dest, image, version), files, version, cmd=["/bin/true"],
+                                          entrypoint=entrypoint)
     return digests
 
 
-def write_source(dest, version):
-    """Write the source tree of the example solution ``version`` into ``dest``."""
+def write_source(dest, version, program=None):
+    """Write the source tree of the example solution ``version`` into ``dest`` (``program``: :func:`write_images`)."""
     os.makedirs(dest, exist_ok=True)
     with open(os.path.join(dest, "manifest.yaml"), "w") as f:
         yaml.safe_dump(manifest(version), f, sort_keys=False)
-    write_images(os.path.join(dest, "images"), version)
+    write_images(os.path.join(dest, "images"), version, program)
     deploy = os.path.join(dest, "operator", "deploy")
     os.makedirs(deploy, exist_ok=True)
     for fname, docs in operator_manifests(version).items():
@@ -192,19 +205,27 @@ def write_source(dest, version):
     return dest
 
 
-def build(dest_dir, version, key=None, fmt="iso"):
+def build(dest_dir, version, key=None, fmt="iso", program=None):
     """Build ``example-<version>.<fmt>`` in ``dest_dir``; return (archive path, summary)."""
     from ansible_collections.mooring.cluster.plugins.module_utils.solutions import build as solution_build
 
-    src = write_source(os.path.join(dest_dir, "src-%s" % version), version)
+    src = write_source(os.path.join(dest_dir, "src-%s" % version), version, program)
     out = os.path.join(dest_dir, "%s-%s.%s" % (NAME, version, fmt))
     return out, solution_build.build_archive(src, out, key_path=key)
 
 
-if __name__ == "__main__":
-    outdir = sys.argv[1]
-    key = sys.argv[2] if len(sys.argv) > 2 else None
-    os.makedirs(outdir, exist_ok=True)
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Build both versions of the example solution (ISO).")
+    parser.add_argument("outdir")
+    parser.add_argument("key", nargs="?", help="the vendor's private key (signed archives)")
+    parser.add_argument("--program", help="a static program every image runs as /bin/operator")
+    args = parser.parse_args(argv)
+    os.makedirs(args.outdir, exist_ok=True)
     for v in VERSIONS:
-        path, summary = build(outdir, v, key=key)
+        path, summary = build(args.outdir, v, key=args.key, program=args.program)
         print("%s %s" % (path, summary["archive_sha256"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

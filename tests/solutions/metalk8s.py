@@ -73,11 +73,11 @@ def image_list(version, alias_tag=ALIAS_TAG):
     return images + ([(APP, alias_tag)] if alias_tag else [])
 
 
-def write_dir_images(dest, version, alias_tag=ALIAS_TAG, manifest_format="v2s2"):
+def write_dir_images(dest, version, alias_tag=ALIAS_TAG, manifest_format="v2s2", program=None):
     """Write the example's images into ``dest`` (the tree's images/) in skopeo's dir: format, hard-linked;
     ``manifest_format`` is skopeo's ``--format``: ``v2s2`` (docker, as MetalK8s's builds) or ``oci``."""
     with tempfile.TemporaryDirectory() as tmp:
-        example.write_images(tmp, version)
+        example.write_images(tmp, version, program)
         for name, tag in image_list(version, alias_tag):
             os.makedirs(os.path.join(dest, name), exist_ok=True)
             _run(["skopeo", "--insecure-policy", "--override-os", "linux", "copy", "--quiet", "--format", manifest_format,
@@ -143,15 +143,16 @@ def write_ui(dest, version):
 
 
 def write_source(dest, version, image_maps=False, spec_images=True, ui=True, alias_tag=ALIAS_TAG,
-                 manifest_format="v2s2"):
+                 manifest_format="v2s2", program=None):
     """Write the MetalK8s source tree of the example solution ``version`` into ``dest``; return ``dest``.
 
     ``image_maps`` writes spec.images as {name, tag} maps; ``spec_images=False`` leaves spec.images
     out (MetalK8s then lists every images/<name>/<tag>/); ``ui=False`` leaves ui/ out;
     ``alias_tag=None`` ships the app image once (then no blob is hard-linked, only the version files);
-    ``manifest_format="oci"`` writes OCI image manifests instead of docker v2s2."""
+    ``manifest_format="oci"`` writes OCI image manifests instead of docker v2s2; ``program``: the images run it
+    (example.write_images)."""
     os.makedirs(dest, exist_ok=True)
-    write_dir_images(os.path.join(dest, "images"), version, alias_tag, manifest_format)
+    write_dir_images(os.path.join(dest, "images"), version, alias_tag, manifest_format, program)
     with open(os.path.join(dest, "manifest.yaml"), "w") as f:
         yaml.safe_dump(manifest(version, image_list(version, alias_tag), image_maps, spec_images), f, sort_keys=False)
     write_operator(dest, version)
@@ -193,10 +194,11 @@ def main(argv=None):
     parser.add_argument("outdir")
     parser.add_argument("--version", default=example.VERSIONS[0], help="the solution's version (default %(default)s)")
     parser.add_argument("--image-maps", action="store_true", help="write spec.images as {name, tag} maps")
+    parser.add_argument("--program", help="a static program every image runs as /bin/operator (example.py)")
     args = parser.parse_args(argv)
     os.makedirs(args.outdir, exist_ok=True)
     try:
-        out = build(args.outdir, args.version, image_maps=args.image_maps)
+        out = build(args.outdir, args.version, image_maps=args.image_maps, program=args.program)
     except RuntimeError as exc:
         parser.exit(1, "error: %s\n" % exc)
     with open(os.path.join(args.outdir, "SHA256SUM")) as f:
