@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""CONTRACT tests of the solution_environment and solution_metalk8s_plan action plugins (no API server
-runs here): show reads an environment of either flavour from the objects the role lists with
+"""The solution_environment and solution_metalk8s_plan action plugins on canned objects (the `solutions`
+scenario gives them a real API server's): show reads an environment of either flavour from the objects the role lists with
 kubernetes.core.k8s_info, the other actions take the flavour it returned; solution_metalk8s_plan
 plans a MetalK8s SolutionsConfiguration against mooring's record."""
 
@@ -27,7 +27,7 @@ OBJECTS = [
 ]
 
 
-def test_contract_show_reads_a_metalk8s_environment_from_k8s_info_objects(action_plugin):
+def test_show_reads_a_metalk8s_environment_from_k8s_info_objects(action_plugin):
     out = action_plugin(ENV, {"environment": "prod", "action": "show", "objects": OBJECTS}).run(task_vars={})
     assert {k: out[k] for k in ("exists", "flavour", "namespace", "namespaces", "description", "solutions")} == {
         "exists": True, "flavour": "metalk8s", "namespace": "prod-b", "namespaces": ["prod-a", "prod-b"],
@@ -35,7 +35,7 @@ def test_contract_show_reads_a_metalk8s_environment_from_k8s_info_objects(action
     assert out["apply"] == [] and out["delete"] == [] and out["changed"] is False
 
 
-def test_contract_show_of_a_new_environment_is_mooring_s_and_create_renders_mooring_names(action_plugin):
+def test_show_of_a_new_environment_is_mooring_s_and_create_renders_mooring_names(action_plugin):
     out = action_plugin(ENV, {"environment": "dev", "action": "show", "objects": OBJECTS}).run(task_vars={})
     assert (out["exists"], out["flavour"], out["namespace"]) == (False, "mooring", "dev")
     created = action_plugin(ENV, {"environment": "dev", "action": "create", "flavour": out["flavour"],
@@ -43,7 +43,7 @@ def test_contract_show_of_a_new_environment_is_mooring_s_and_create_renders_moor
     assert [o["metadata"]["name"] for o in created["apply"]] == ["dev", "mooring-environment"]
 
 
-def test_contract_delete_takes_the_flavour_and_namespaces_show_returned(action_plugin):
+def test_delete_takes_the_flavour_and_namespaces_show_returned(action_plugin):
     out = action_plugin(ENV, {"environment": "prod", "action": "delete", "flavour": "metalk8s", "namespace": "prod-b",
                         "namespaces": ["prod-a", "prod-b"]}).run(task_vars={})
     assert [o["metadata"]["name"] for o in out["delete"]] == ["prod-a", "prod-b"]

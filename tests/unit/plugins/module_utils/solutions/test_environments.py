@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""CONTRACT tests of environments in both flavours, mooring's and MetalK8s's (no API server runs here).
+"""Environments in both flavours, mooring's and MetalK8s's, as read and rendered (the `solutions` scenario runs them).
 
 The Namespace and ConfigMap objects are written as the API returns them from a list (no kind on
 the items); what mooring renders for an environment MetalK8s made keeps MetalK8s's label,
@@ -63,7 +63,7 @@ def config_text(summaries):
 # -- reading environments -----------------------------------------------------------------
 
 
-def test_contract_metalk8s_environment_in_one_namespace_is_read():
+def test_metalk8s_environment_in_one_namespace_is_read():
     envs = environments_from_objects(
         [namespace("staging", {MK_LABEL: "staging", "kubernetes.io/metadata.name": "staging"},
                    {MK_DESCRIPTION: "Pre-production"}),
@@ -75,7 +75,7 @@ def test_contract_metalk8s_environment_in_one_namespace_is_read():
                                 "solutions": {"example": "1.0.0"}}}
 
 
-def test_contract_metalk8s_environment_across_two_namespaces_takes_the_first_configmap():
+def test_metalk8s_environment_across_two_namespaces_takes_the_first_configmap():
     nss = [namespace("prod-b", {MK_LABEL: "prod"}, {MK_DESCRIPTION: "Production"}),
            namespace("prod-a", {MK_LABEL: "prod"})]
     cms = [configmap("prod-b", "metalk8s-environment", {"example": "2.0.0"}),
@@ -91,7 +91,7 @@ def test_contract_metalk8s_environment_across_two_namespaces_takes_the_first_con
     assert none["namespace"] == "prod-a" and none["solutions"] == {}
 
 
-def test_contract_mooring_and_metalk8s_environments_coexist():
+def test_mooring_and_metalk8s_environments_coexist():
     envs = environments_from_objects(
         [namespace("a", {MO_LABEL: "a"}, {MO_DESCRIPTION: "mooring's"}), namespace("b", {MK_LABEL: "b"})],
         [configmap("a", "mooring-environment", {"example": "2.0.0"}),
@@ -165,7 +165,7 @@ def _env_labels(obj):
     return {k: v for k, v in (obj["metadata"].get("labels") or {}).items() if k in (MK_LABEL, MO_LABEL)}
 
 
-def test_contract_a_change_to_a_metalk8s_environment_keeps_metalk8s_names(summaries):
+def test_a_change_to_a_metalk8s_environment_keeps_metalk8s_names(summaries):
     cfg = config_text(summaries)
     added = k8s.plan_changes("prod", "add", namespace="prod-a", current={"other": "0.1.0"}, name="example",
                              version="1.0.0", solution=summaries["1.0.0"], config=cfg, flavour="metalk8s")
@@ -189,7 +189,7 @@ def test_contract_a_change_to_a_metalk8s_environment_keeps_metalk8s_names(summar
     assert all(_env_labels(o) == {MK_LABEL: "prod"} for o in removed["apply"] + removed["delete"])
 
 
-def test_contract_a_new_environment_is_mooring_s(summaries):
+def test_a_new_environment_is_mooring_s(summaries):
     state = environment_state(environments_from_objects([], []), "staging")
     objs = k8s.plan_changes("staging", "create", namespace=state["namespace"], flavour=state["flavour"])["apply"]
     assert objs[0]["metadata"]["labels"][MO_LABEL] == "staging" and MK_LABEL not in objs[0]["metadata"]["labels"]
@@ -204,7 +204,7 @@ def test_deleting_a_metalk8s_environment_deletes_each_of_its_namespaces():
 
 
 @pytest.mark.parametrize("kube", K8S_VERSIONS)
-def test_contract_metalk8s_flavoured_objects_validate_against_kubernetes_schema(kube, summaries):
+def test_metalk8s_flavoured_objects_validate_against_kubernetes_schema(kube, summaries):
     objs = k8s.render_environment("e" * 63, "MetalK8s's", {"example": "2.0.0"}, "n" * 63, "metalk8s")
     objs += k8s.render_solution("e" * 63, summaries["2.0.0"], PREFIX, {"2.0.0": summaries["2.0.0"]["images"]},
                                 "n" * 63, "metalk8s")

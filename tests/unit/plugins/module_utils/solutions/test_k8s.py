@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""CONTRACT tests of the Kubernetes side of solutions (no API server runs here).
+"""The Kubernetes side of solutions as rendered (the molecule `solutions` scenario applies it to a real API server).
 
 The objects the ``solutions`` role applies are rendered from Python and checked against
 the Kubernetes OpenAPI schemas with kubernetes-validate (strict: unknown fields fail);
@@ -51,7 +51,7 @@ def env_objects(env, version, summaries, description="test"):
 
 @pytest.mark.parametrize("kube", K8S_VERSIONS)
 @pytest.mark.parametrize("version", ["1.0.0", "2.0.0"])
-def test_contract_rendered_objects_validate_against_kubernetes_schema(kube, version, summaries):
+def test_rendered_objects_validate_against_kubernetes_schema(kube, version, summaries):
     objs = env_objects("staging", version, summaries) + k8s.render_crds(summaries[version])
     kinds = sorted(o["kind"] for o in objs)
     assert kinds == ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "ConfigMap", "CustomResourceDefinition",
@@ -60,7 +60,7 @@ def test_contract_rendered_objects_validate_against_kubernetes_schema(kube, vers
         kubernetes_validate.validate(obj, kube, strict=True)
 
 
-def test_contract_environment_namespace_and_configmap(summaries):
+def test_environment_namespace_and_configmap(summaries):
     ns, cm = k8s.render_environment("staging", "Pre-production", {"example": "2.0.0", "other": "0.1.0"})
     assert ns["metadata"]["name"] == "staging"
     assert ns["metadata"]["labels"]["solutions.mooring.io/environment"] == "staging"
@@ -71,7 +71,7 @@ def test_contract_environment_namespace_and_configmap(summaries):
     assert cm["data"] == {"example": "2.0.0", "other": "0.1.0"}
 
 
-def test_contract_operator_deployment_uses_versioned_repository(summaries):
+def test_operator_deployment_uses_versioned_repository(summaries):
     objs = k8s.render_solution("prod", summaries["2.0.0"], "10.0.0.5:5000", available(summaries))
     dep = next(o for o in objs if o["kind"] == "Deployment")
     assert dep["metadata"]["namespace"] == "prod"
@@ -86,7 +86,7 @@ def test_contract_operator_deployment_uses_versioned_repository(summaries):
     assert all(dep["spec"]["template"]["metadata"]["labels"][k] == v for k, v in sel.items())
 
 
-def test_contract_operator_config_lists_images_per_version(summaries):
+def test_operator_config_lists_images_per_version(summaries):
     objs = k8s.render_solution("prod", summaries["1.0.0"], PREFIX, available(summaries))
     cm = next(o for o in objs if o["metadata"]["name"] == "example-operator-config")
     cfg = yaml.safe_load(cm["data"]["operator.yaml"])
@@ -104,7 +104,7 @@ def test_contract_operator_config_lists_images_per_version(summaries):
     }
 
 
-def test_contract_cluster_rbac_renamed_and_bound_in_namespace(summaries):
+def test_cluster_rbac_renamed_and_bound_in_namespace(summaries):
     objs = k8s.render_solution("prod", summaries["1.0.0"], PREFIX, available(summaries))
     crole = next(o for o in objs if o["kind"] == "ClusterRole")
     crb = next(o for o in objs if o["kind"] == "ClusterRoleBinding")

@@ -69,7 +69,7 @@ def test_the_operator_is_rendered_with_the_repository_it_is_imported_under(built
 
 
 def test_its_operator_gets_metalk8s_operator_config(built):
-    """CONTRACT (no API server here): the ConfigMap the operator of a MetalK8s archive reads holds
+    """The ConfigMap the operator of a MetalK8s archive reads holds
     MetalK8s's OperatorConfig (its apiVersion, only ``repositories``), mooring's own archives keep theirs."""
     s = validate_archive(built)
     available = {"1.0.0": [{"name": n, "tag": t} for n, t in metalk8s.image_list("1.0.0")]}
