@@ -59,6 +59,10 @@ OPERATOR_CONFIG_KEY = "operator.yaml"
 CONFIG_KIND = "SolutionsConfiguration"
 
 CLUSTER_SCOPED_RENAMED = ("ClusterRole", "ClusterRoleBinding")
+# What a workload needs, in the order it is applied (each object is applied and waited for in turn): kinds not named
+# here come after these, workloads (anything with a pod template) last. Deletion goes the other way.
+APPLY_ORDER = ("Namespace", "ServiceAccount", "Secret", "ConfigMap", "ClusterRole", "ClusterRoleBinding", "Role",
+               "RoleBinding", "Service")
 
 
 # ---------------------------------------------------------------------------------------
@@ -387,6 +391,16 @@ def render_crds(summary):
     return out
 
 
+def apply_order(objects):
+    """``objects`` in the order they can be applied and each waited for (:data:`APPLY_ORDER`; stable otherwise): a
+    Deployment waited for before its ServiceAccount or ConfigMap exists would never become available."""
+    def rank(obj):
+        if isinstance(pod_spec_of(obj), dict):
+            return len(APPLY_ORDER) + 1
+        return APPLY_ORDER.index(obj["kind"]) if obj["kind"] in APPLY_ORDER else len(APPLY_ORDER)
+    return sorted(objects, key=rank)
+
+
 def object_key(obj):
     """(apiVersion group, kind, namespace, name): what must be unique in a cluster."""
     group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
@@ -435,7 +449,7 @@ def plan_changes(environment, action, namespace=None, description="", current=No
             return {"apply": [], "delete": [], "solutions": new}
         if not solution or solution.get("name") != name or solution.get("version") != current[name]:
             raise SolutionError("remove: the summary of %s %s (running) is required" % (name, current[name]))
-        return {"apply": [configmap], "delete": render(solution, False), "solutions": new}
+        return {"apply": [configmap], "delete": apply_order(render(solution, False))[::-1], "solutions": new}
     if not solution or solution.get("name") != name or solution.get("version") != version:
         raise SolutionError("%s: the summary of %s %s (from its import) is required" % (action, name, version))
     apply = render(solution)
@@ -443,4 +457,5 @@ def plan_changes(environment, action, namespace=None, description="", current=No
     if previous and previous.get("version") != version:
         keep = {object_key(o) for o in apply}
         delete = [o for o in render(previous, False) if object_key(o) not in keep]
-    return {"apply": apply + [configmap], "delete": delete, "solutions": new}
+    # The environment's ConfigMap last: it records the solution once its objects were applied (and waited for).
+    return {"apply": apply_order(apply) + [configmap], "delete": apply_order(delete)[::-1], "solutions": new}

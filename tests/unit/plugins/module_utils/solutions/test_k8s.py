@@ -248,6 +248,9 @@ def test_plan_changes_lifecycle(summaries):
     assert added["solutions"] == {"example": "1.0.0"}
     assert added["apply"][-1]["metadata"]["name"] == "mooring-environment"
     assert added["apply"][-1]["data"] == {"example": "1.0.0"}
+    # Applied one by one, each waited for: what the Deployment needs first, it next, the record last.
+    assert [o["kind"] for o in added["apply"]] == ["ServiceAccount", "ConfigMap", "ClusterRole", "ClusterRoleBinding",
+                                                    "Role", "RoleBinding", "Deployment", "ConfigMap"]
     opcfg = next(o for o in added["apply"] if o["metadata"]["name"] == "example-operator-config")
     assert sorted(yaml.safe_load(opcfg["data"]["operator.yaml"])["repositories"]) == ["1.0.0", "2.0.0"]
     up = k8s.plan_changes("staging", "upgrade", current={"example": "1.0.0"}, name="example", version="2.0.0",
@@ -259,6 +262,7 @@ def test_plan_changes_lifecycle(summaries):
                                solution=summaries["2.0.0"], config=cfg)
     assert removed["solutions"] == {} and removed["apply"][0]["data"] == {}
     assert {o["kind"] for o in removed["delete"]} >= {"Deployment", "ClusterRole", "ClusterRoleBinding"}
+    assert removed["delete"][0]["kind"] == "Deployment" and removed["delete"][-1]["kind"] == "ServiceAccount"
     deleted = k8s.plan_changes("staging", "delete", current={}, config=cfg)
     assert [o["kind"] for o in deleted["delete"]] == ["Namespace"]
 
