@@ -123,11 +123,16 @@ def write_operator(dest, version):
     docs = {d["kind"]: d for docs in example.operator_manifests(version).values() for d in docs}
     deployment = docs["Deployment"]
     deployment["spec"]["template"]["spec"]["containers"][0]["image"] = "%s/%s:%s" % (PLACEHOLDER, OPERATOR, version)
+    # Its own API group: two solutions in one cluster never share a CRD (each activation would relabel it).
+    crd, group = docs["CustomResourceDefinition"], "%s.solutions.mooring.io" % NAME
+    crd["spec"]["group"] = group
+    crd["metadata"]["name"] = "%s.%s" % (crd["spec"]["names"]["plural"], group)
+    for rule in docs["Role"]["rules"]:
+        rule["apiGroups"] = [group if g == "example.solutions.mooring.io" else g for g in rule["apiGroups"]]
     deploy = os.path.join(dest, "operator", "deploy")
     for fname, kind in (("service_account.yaml", "ServiceAccount"), ("role.yaml", "Role"),
                         ("role_binding.yaml", "RoleBinding"), ("operator.yaml", "Deployment")):
         _dump(os.path.join(deploy, fname), [docs[kind]])
-    crd = docs["CustomResourceDefinition"]
     _dump(os.path.join(deploy, "crds", "%s_%s_crd.yaml" % (crd["spec"]["group"], crd["spec"]["names"]["plural"])), [crd])
 
 
