@@ -249,8 +249,9 @@ def test_plan_changes_lifecycle(summaries):
     assert added["apply"][-1]["metadata"]["name"] == "mooring-environment"
     assert added["apply"][-1]["data"] == {"example": "1.0.0"}
     # Applied one by one, each waited for: what the Deployment needs first, it next, the record last.
-    assert [o["kind"] for o in added["apply"]] == ["ServiceAccount", "ConfigMap", "ClusterRole", "ClusterRoleBinding",
-                                                    "Role", "RoleBinding", "Deployment", "ConfigMap"]
+    order = ["ServiceAccount", "ConfigMap", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment",
+             "ConfigMap"]
+    assert [o["kind"] for o in added["apply"]] == order
     opcfg = next(o for o in added["apply"] if o["metadata"]["name"] == "example-operator-config")
     assert sorted(yaml.safe_load(opcfg["data"]["operator.yaml"])["repositories"]) == ["1.0.0", "2.0.0"]
     up = k8s.plan_changes("staging", "upgrade", current={"example": "1.0.0"}, name="example", version="2.0.0",
