@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import re
 
+from ansible_collections.mooring.cluster.plugins.module_utils.cluster.addons.addons import apply_order
 from ansible_collections.mooring.cluster.plugins.module_utils.common import semver, yamlio
 from ansible_collections.mooring.cluster.plugins.module_utils.common.errors import excerpt
 from ansible_collections.mooring.cluster.plugins.module_utils.common.images import split_tag
@@ -59,10 +60,6 @@ OPERATOR_CONFIG_KEY = "operator.yaml"
 CONFIG_KIND = "SolutionsConfiguration"
 
 CLUSTER_SCOPED_RENAMED = ("ClusterRole", "ClusterRoleBinding")
-# What a workload needs, in the order it is applied (each object is applied and waited for in turn): kinds not named
-# here come after these, workloads (anything with a pod template) last. Deletion goes the other way.
-APPLY_ORDER = ("Namespace", "ServiceAccount", "Secret", "ConfigMap", "ClusterRole", "ClusterRoleBinding", "Role",
-               "RoleBinding", "Service")
 
 
 # ---------------------------------------------------------------------------------------
@@ -391,16 +388,6 @@ def render_crds(summary):
     return out
 
 
-def apply_order(objects):
-    """``objects`` in the order they can be applied and each waited for (:data:`APPLY_ORDER`; stable otherwise): a
-    Deployment waited for before its ServiceAccount or ConfigMap exists would never become available."""
-    def rank(obj):
-        if isinstance(pod_spec_of(obj), dict):
-            return len(APPLY_ORDER) + 1
-        return APPLY_ORDER.index(obj["kind"]) if obj["kind"] in APPLY_ORDER else len(APPLY_ORDER)
-    return sorted(objects, key=rank)
-
-
 def object_key(obj):
     """(apiVersion group, kind, namespace, name): what must be unique in a cluster."""
     group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
@@ -457,5 +444,6 @@ def plan_changes(environment, action, namespace=None, description="", current=No
     if previous and previous.get("version") != version:
         keep = {object_key(o) for o in apply}
         delete = [o for o in render(previous, False) if object_key(o) not in keep]
-    # The environment's ConfigMap last: it records the solution once its objects were applied (and waited for).
+    # Applied one by one, each waited for: what a Deployment needs before it (addons.apply_order, as the add-ons are
+    # applied), deleted the other way; the environment's ConfigMap last, once the objects are up.
     return {"apply": apply_order(apply) + [configmap], "delete": apply_order(delete)[::-1], "solutions": new}

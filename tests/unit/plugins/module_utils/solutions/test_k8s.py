@@ -249,7 +249,7 @@ def test_plan_changes_lifecycle(summaries):
     assert added["apply"][-1]["metadata"]["name"] == "mooring-environment"
     assert added["apply"][-1]["data"] == {"example": "1.0.0"}
     # Applied one by one, each waited for: what the Deployment needs first, it next, the record last.
-    order = ["ServiceAccount", "ConfigMap", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment",
+    order = ["ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "ConfigMap", "Deployment",
              "ConfigMap"]
     assert [o["kind"] for o in added["apply"]] == order
     opcfg = next(o for o in added["apply"] if o["metadata"]["name"] == "example-operator-config")
