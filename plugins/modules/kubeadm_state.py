@@ -12,8 +12,8 @@ version_added: 0.1.0
 description:
   - Read-only. Reports whether the kubeadm, kubelet and kubectl binaries are installed (and their
     versions, from C(kubeadm version -o json) and C(kubectl version --client -o json)), whether
-    C(/etc/kubernetes/admin.conf) and C(/etc/kubernetes/kubelet.conf) exist, and whether the local API
-    server answers C(/readyz) over HTTPS verified with the cluster CA.
+    C(/etc/kubernetes/admin.conf) and C(/etc/kubernetes/kubelet.conf) exist, whether the local API
+    server answers C(/readyz) over HTTPS verified with the cluster CA, and what an earlier pod network left.
   - Feed the results of every host to M(mooring.cluster.kubeadm_plan), which decides who runs
     C(kubeadm init), who joins, and who is already a member. No human-readable text is parsed.
 author:
@@ -71,9 +71,15 @@ state:
     api_ready:
       description: The local API server answered C(/readyz) with 200 (null when no CA file to verify it with).
       type: bool
+    pod_network_traces:
+      description: The links (C(cni0), C(flannel.N), C(kube-ipvs0), ...) and directories (C(/var/lib/cni),
+        C(/run/flannel)) a pod network left here. On a host that is not a member they are an earlier cluster's, which
+        C(kubeadm reset) leaves; M(mooring.cluster.kubeadm_plan) has them removed before the host's init or join.
+      type: list
+      elements: str
   sample: {"binaries": false, "missing_binaries": ["kubeadm", "kubelet", "kubectl"], "kubeadm_version": null,
            "kubectl_version": null, "admin_conf": false, "kubelet_conf": false, "member": false,
-           "api_ready": null}
+           "api_ready": null, "pod_network_traces": ["cni0", "flannel.1", "/var/lib/cni"]}
 """
 
 import json  # noqa: E402
@@ -108,6 +114,7 @@ def gather(module, p):
         "kubelet_conf": os.path.exists("/etc/kubernetes/kubelet.conf"),
         "member": os.path.exists(kubeadm.MEMBER_FILE),
         "api_ready": kubeadm.api_readyz(p["api_host"], p["api_port"], p["ca_file"], p["timeout"]),
+        "pod_network_traces": kubeadm.pod_network_traces(),
     }
     return state
 

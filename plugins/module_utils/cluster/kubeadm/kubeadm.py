@@ -51,6 +51,10 @@ API_SERVER_OPTIONS = {
     "bin_dir": {"type": "path", "default": "/usr/local/bin"},
 }
 _TOKEN = re.compile(r"^[a-z0-9]{6}\.[a-z0-9]{16}$")
+# What a pod network leaves on a host after kubeadm reset (which says it leaves them to the user): its links and its
+# state directories. The shell of roles/kubeadm/tasks/pod_network.yml removes the same (pinned by the unit tests).
+POD_NETWORK_LINKS = re.compile(r"^(cni0|flannel[.][0-9]+|flannel-v6[.][0-9]+|kube-ipvs0|nodelocaldns)$")
+POD_NETWORK_DIRS = ("/var/lib/cni", "/run/flannel")
 
 
 def parse_version(text, field="kubernetes.version"):
@@ -143,6 +147,17 @@ def api_readyz(host="127.0.0.1", port=6443, ca_file="/etc/kubernetes/pki/ca.crt"
         raise MooringError(str(exc)) from None
     except Exception:  # any failure to answer is "not ready"
         return False
+
+
+def pod_network_traces(net_dir="/sys/class/net", dirs=POD_NETWORK_DIRS):
+    """The links (:data:`POD_NETWORK_LINKS`) and state directories an earlier pod network left on this host, sorted:
+    on a host that is about to run kubeadm init or join they belong to a cluster it is no longer part of (a bridge
+    that keeps its old subnet makes the host's new pods unreachable from other nodes)."""
+    try:
+        links = [n for n in os.listdir(net_dir) if POD_NETWORK_LINKS.match(n)]
+    except OSError:
+        links = []
+    return sorted(links) + [d for d in dirs if os.path.isdir(d)]
 
 
 # ----------------------------------------------------------------------------- command lines

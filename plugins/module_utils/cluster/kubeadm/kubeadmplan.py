@@ -32,9 +32,12 @@ def plan_cluster(states, control_plane, workers, only=None):
     api_ready: bool|None}`` (gathered by ``kubeadm_state``). A host whose init or join started but never
     finished (kubelet.conf without mooring's member record, e.g. a port held during the join) runs it again:
     ``resume`` is true in its entry and its command skips kubeadm's preflight checks, which its own leftovers
-    (manifests, kubeconfigs, the kubelet's port) would fail. ``only`` limits the changes to
+    (manifests, kubeconfigs, the kubelet's port) would fail. A host that starts a fresh init or join over what an
+    earlier pod network left (``pod_network_traces`` of its state: kubeadm reset leaves them) has them listed in its
+    entry's ``pod_network_traces``, to be removed first. ``only`` limits the changes to
     these hosts (the ``join`` playbook: others are never touched). Returns
-    ``{"cluster_exists", "init_host", "token_host", "hosts": {host: {"action", "reason"}}}`` (``token_host``:
+    ``{"cluster_exists", "init_host", "token_host", "hosts": {host: {"action", "reason", "resume",
+    "pod_network_traces"}}}`` (``token_host``:
     where the join token is made - the init host or the first control plane that answers) with actions
     ``init``, ``join_control_plane``, ``join_worker``, ``member``, ``blocked`` or ``untouched``.
 
@@ -56,10 +59,16 @@ def plan_cluster(states, control_plane, workers, only=None):
             "hosts": {}}
     for host in control_plane + workers:
         action, reason = _host_action(plan, host, states, host in control_plane, only, partial, seen_cp)
-        resume = action in ("init", "join_control_plane", "join_worker") and bool(states[host].get("kubelet_conf"))
+        starts = action in ("init", "join_control_plane", "join_worker")
+        resume = starts and bool(states[host].get("kubelet_conf"))
+        # An earlier cluster's pod network (kubeadm reset leaves it): removed before a fresh init or join. Never on
+        # a resumed one, whose kubelet may already run this cluster's pods.
+        traces = list(states[host].get("pod_network_traces") or []) if starts and not resume else []
         if resume:
             reason += "; again: its last kubeadm %s did not finish" % action.split("_", maxsplit=1)[0]
-        plan["hosts"][host] = {"action": action, "reason": reason, "resume": resume}
+        if traces:
+            reason += "; first removes what an earlier pod network left: %s" % ", ".join(traces)
+        plan["hosts"][host] = {"action": action, "reason": reason, "resume": resume, "pod_network_traces": traces}
     if not cluster_exists and plan["init_host"] is None:
         joining = [h for h, p in plan["hosts"].items() if p["action"].startswith("join")]
         if joining:

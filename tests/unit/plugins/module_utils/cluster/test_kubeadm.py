@@ -286,6 +286,72 @@ def test_contract_workers_cannot_join_nothing():
         kp.plan_cluster(states, ["cp1"], ["w1"])
 
 
+def test_an_earlier_pod_networks_traces_go_before_a_fresh_init_or_join_only():
+    traces = ["cni0", "flannel.1", "/var/lib/cni"]
+    cp1 = S(admin=True, kubelet=True, ready=True)
+    states = {"cp1": dict(cp1, pod_network_traces=traces), "cp2": dict(S(), pod_network_traces=traces),
+              "cp3": dict(S(kubelet=True), member=False, pod_network_traces=traces), "w1": dict(S(), pod_network_traces=traces),
+              "w2": S()}
+    plan = kp.plan_cluster(states, CP, W)
+    got = {h: (p["action"], p["pod_network_traces"]) for h, p in plan["hosts"].items()}
+    assert got == {
+        "cp1": ("member", []),                   # a member's network is this cluster's
+        "cp2": ("join_control_plane", traces),
+        "cp3": ("join_control_plane", []),       # a resumed join: its kubelet may run this cluster's pods already
+        "w1": ("join_worker", traces),
+        "w2": ("join_worker", [])}
+    assert plan["hosts"]["w1"]["reason"] == ("joins as a worker; first removes what an earlier pod network left: "
+                                             "cni0, flannel.1, /var/lib/cni")
+    assert "earlier pod network" not in plan["hosts"]["cp3"]["reason"]
+    # the host that creates the cluster too
+    plan = kp.plan_cluster({"cp1": dict(S(), pod_network_traces=["cni0"]), "w1": S()}, ["cp1"], ["w1"])
+    assert plan["hosts"]["cp1"]["action"] == "init" and plan["hosts"]["cp1"]["pod_network_traces"] == ["cni0"]
+    # the join playbook does not touch hosts outside its limit, whatever they carry
+    plan = kp.plan_cluster({"cp1": cp1, "w1": dict(S(), pod_network_traces=traces), "w2": S()}, CP, W, only=["w2"])
+    assert plan["hosts"]["w1"]["pod_network_traces"] == []
+
+
+def test_pod_network_traces_are_read_from_the_hosts_links_and_directories(tmp_path):
+    net = tmp_path / "net"
+    for name in ("lo", "eth0", "cni0", "flannel.1", "flannel-v6.1", "kube-ipvs0", "nodelocaldns", "cni-podman0",
+                 "flannel", "cni0x", "veth1234"):
+        (net / name).mkdir(parents=True)
+    state = tmp_path / "cni"
+    state.mkdir()
+    assert k.pod_network_traces(str(net), (str(state), str(tmp_path / "flannel"))) == [
+        "cni0", "flannel-v6.1", "flannel.1", "kube-ipvs0", "nodelocaldns", str(state)]
+    assert k.pod_network_traces(str(tmp_path / "no-such"), ()) == []
+
+
+def _role_tasks(*parts):
+    import os
+
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "..", "roles", "kubeadm", "tasks",
+                           *parts)) as f:
+        return yaml.safe_load(f)
+
+
+def test_contract_the_roles_removal_removes_what_the_state_reads():
+    """pod_network.yml's shell deletes the links kubeadm.POD_NETWORK_LINKS matches and the directories the state
+    reads; the kubelet's unit only for reset. Reset and a fresh init or join run that one task."""
+    from jinja2 import Environment
+
+    task = _role_tasks("pod_network.yml")[0]
+    cmd = task["ansible.builtin.shell"]["cmd"]
+    assert "grep -E '%s'" % k.POD_NETWORK_LINKS.pattern in cmd
+    for d in k.POD_NETWORK_DIRS:
+        assert " %s " % d in cmd
+    env = Environment(autoescape=False)  # noqa: S701 (a shell script, not HTML)
+    env.filters["bool"] = bool
+    for unit, present in ((True, True), (False, False)):
+        got = env.from_string(cmd).render(__kubeadm_traces_kubelet_unit=unit)
+        assert ("systemctl disable --now kubelet" in got) is present
+    reset = next(t for t in _role_tasks("reset.yml") if t.get("ansible.builtin.import_tasks") == "pod_network.yml")
+    assert reset["vars"] == {"__kubeadm_traces_kubelet_unit": True}
+    run = next(t for t in _role_tasks("run.yml") if t.get("ansible.builtin.import_tasks") == "pod_network.yml")
+    assert "vars" not in run and "pod_network_traces" in run["when"]
+
+
 @pytest.mark.parametrize("cur,tgt,action", [("1.34.3", "1.34.3", "none"), ("1.34.3", "1.34.5", "upgrade"),
                                             ("1.34.11", "1.35.0", "upgrade")])
 def test_contract_upgrade_step(cur, tgt, action):
