@@ -332,11 +332,22 @@ def render_addon(name, objects=None, options=None, images=None, cluster=None):
             "notes": notes, "problems": problems}
 
 
+# Apply ranks by kind: what a workload needs comes before it (namespaces, CRDs, its account and RBAC, its
+# configuration, then any other kind - Services, storage, custom resources), the workloads next, and last what sends
+# the API's own traffic to them (APIServices, admission webhooks: registered before their pods serve, they fail
+# requests). Equal ranks keep the manifest's order.
+_APPLY_RANK = {"Namespace": 0, "CustomResourceDefinition": 1, "ServiceAccount": 2, "ClusterRole": 3, "Role": 3,
+               "ClusterRoleBinding": 4, "RoleBinding": 4, "ConfigMap": 5, "Secret": 5}
+_APPLY_RANK.update(dict.fromkeys(("DaemonSet", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController",
+                                  "Pod", "Job", "CronJob"), 7))
+_APPLY_RANK.update(dict.fromkeys(("APIService", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"), 8))
+_APPLY_OTHER = 6
+
+
 def apply_order(objects):
-    """Objects in a safe apply order: namespaces and CRDs first, then RBAC/config, then the rest."""
-    rank = {"Namespace": 0, "CustomResourceDefinition": 1, "ServiceAccount": 2, "ClusterRole": 3,
-            "ClusterRoleBinding": 4, "Role": 3, "RoleBinding": 4, "ConfigMap": 5, "Secret": 5}
-    return sorted(objects, key=lambda o: rank.get(o.get("kind"), 9))
+    """Objects in a safe apply order (stable): namespaces and CRDs, RBAC and configuration, other kinds, the
+    workloads, then the API's registrations that point at them (:data:`_APPLY_RANK`)."""
+    return sorted(objects, key=lambda o: _APPLY_RANK.get(o.get("kind"), _APPLY_OTHER))
 
 
 def custom_resource_problems(objects):

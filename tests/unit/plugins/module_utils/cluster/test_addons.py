@@ -20,6 +20,7 @@ import yaml
 
 from ansible_collections.mooring.cluster.plugins.module_utils.cluster.addons.addons import (
     AddonError,
+    apply_order,
     calico_encapsulation,
     custom_resource_problems,
     one_cni,
@@ -226,3 +227,16 @@ def test_exactly_one_cni():
 def test_unknown_addon():
     with pytest.raises(AddonError, match="no renderer"):
         render_addon("weave", [{"kind": "x"}])
+
+
+def test_apply_order_puts_workloads_after_what_they_need_and_api_registrations_last():
+    kinds = ["APIService", "Deployment", "PersistentVolumeClaim", "ValidatingWebhookConfiguration", "DaemonSet",
+             "Service", "ConfigMap", "ClusterRoleBinding", "ClusterRole", "ServiceAccount", "StorageClass",
+             "CustomResourceDefinition", "Namespace", "Job"]
+    objs = [{"kind": k, "metadata": {"name": "%s-%d" % (k.lower(), i)}} for i, k in enumerate(kinds)]
+    assert [o["kind"] for o in apply_order(objs)] == [
+        "Namespace", "CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap",
+        # other kinds keep the manifest's order among themselves
+        "PersistentVolumeClaim", "Service", "StorageClass",
+        "Deployment", "DaemonSet", "Job",
+        "APIService", "ValidatingWebhookConfiguration"]
