@@ -422,6 +422,16 @@ def partition_mid_run(run, host, leader):
     return {"rc": rc, "cut": cut, "healed": time.monotonic(), "refused": refused, "moved": moved}
 
 
+def partition_quorum(since, part, test):
+    """Quorum in a partition test, as report fields: over the whole run (restarts and the heal included) from /version -
+    the member healed after the run may start an election (cut off, it campaigns - without pre-vote, etcd 3.4's
+    default - and its higher term unseats the leader): a sample without a read while a majority answers is that
+    election, counted and shown; over the partition alone from linearizable reads, strictly."""
+    held = quorum_held(since, test, elections=True)
+    w = quorum_held(part["cut"], test, until=part["healed"], minimum=5)
+    return {"quorum": w, "run_elections": held["elections"], "first_election": held["first_election"]}
+
+
 def failures(run, host):
     """The run's fatal lines that name ``host``."""
     return [line[:600] for line in run.text.splitlines() if re.match(r"(fatal|failed|ERROR)", line) and host in line]
@@ -554,12 +564,7 @@ def test_renew_partition():
     expect(named, "renewpart: no failure naming %s: %s" % (third, run.why()))
     expect(after[second] == before[second], "renewpart: %s was restarted (%s -> %s)" % (second, before[second], after[second]))
     wait_for("every member healthy after healing", lambda: all(SAMPLER.latest_health().values()), 60)
-    # The whole run, restarts and the heal included, from /version: the member healed after the run may start an
-    # election (cut off, it campaigns - without pre-vote, etcd 3.4's default - and its higher term unseats the leader); a
-    # sample without a read while a majority answers is that election, counted and shown. The partition alone is
-    # counted from linearizable reads, strictly (below).
-    held = quorum_held(t, "renewpart", elections=True)
-    w = quorum_held(part["cut"], "renewpart", until=part["healed"], minimum=5)  # the partition alone
+    quorum = partition_quorum(t, part, "renewpart")
     keys_intact("renewpart")
     lease_free("renewpart")
     again = Run("renewpart-rerun", ["mooring.cluster.certs_renew"])
@@ -569,8 +574,8 @@ def test_renew_partition():
            "renewpart re-run: %s and %s not both restarted with their new certificates (%s -> %s)" % (second, third, after, rolled))
     keys_intact("renewpart-rerun")
     lease_free("renewpart-rerun")
-    report("renewpart", run_s=run.seconds, refused_after_partition_s=part["refused"], quorum=w, message=named[0][:400],
-           leadership_moved_first=part["moved"], run_elections=held["elections"], first_election=held["first_election"],
+    report("renewpart", run_s=run.seconds, refused_after_partition_s=part["refused"], message=named[0][:400],
+           leadership_moved_first=part["moved"], **quorum,
            rerun_s=again.seconds, rerun_recap=again.recap())
 
 
@@ -630,16 +635,11 @@ def test_partition():
     expect(after[second] == before[second], "partition: %s was restarted (%s -> %s)" % (second, before[second], after[second]))
     expect(versions()[second] == OLD and versions()[third] == OLD, "partition: versions %s" % versions())
     wait_for("every member healthy after healing", lambda: all(SAMPLER.latest_health().values()), 60)
-    # The whole run, restarts and the heal included, from /version: the member healed after the run may start an
-    # election (cut off, it campaigns - without pre-vote, etcd 3.4's default - and its higher term unseats the leader); a
-    # sample without a read while a majority answers is that election, counted and shown. The partition alone is
-    # counted from linearizable reads, strictly (below).
-    held = quorum_held(t, "partition", elections=True)
-    w = quorum_held(part["cut"], "partition", until=part["healed"], minimum=5)  # the partition alone
+    quorum = partition_quorum(t, part, "partition")
     keys_intact("partition")
     lease_free("partition")
-    report("partition", run_s=run.seconds, refused_after_partition_s=part["refused"], quorum=w, message=named[0][:400],
-           leadership_moved_first=part["moved"], run_elections=held["elections"], first_election=held["first_election"])
+    report("partition", run_s=run.seconds, refused_after_partition_s=part["refused"], message=named[0][:400],
+           leadership_moved_first=part["moved"], **quorum)
 
 
 def test_diskfull():
